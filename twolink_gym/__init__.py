@@ -1,0 +1,69 @@
+"""twolink-gym: a Gymnasium environment for a planar two-link robot arm.
+
+``import twolink_gym`` registers ``TwoLink-v0`` (and the convenience ids
+``TwoLinkReach-v0`` and ``TwoLinkBalance-v0``) with Gymnasium. The physics
+(:mod:`twolink_gym.dynamics`, :mod:`twolink_gym.kinematics`,
+:mod:`twolink_gym.integrators`) is pure numpy and usable on its own.
+"""
+
+from twolink_gym.dynamics import (
+    Equilibrium,
+    coriolis_forces,
+    coriolis_matrix,
+    energy,
+    equilibria,
+    forward_dynamics,
+    friction_torque,
+    gravity_jacobian,
+    gravity_torque,
+    inverse_dynamics,
+    kinetic_energy,
+    linearize,
+    mass_matrix,
+    potential_energy,
+    state_derivative,
+    total_energy,
+)
+from twolink_gym.integrators import rk4_scalar, step
+from twolink_gym.kinematics import (
+    forward_kinematics,
+    inverse_kinematics,
+    jacobian,
+    project_to_workspace,
+    tip_position,
+    tip_velocity,
+    wrap_angle,
+)
+from twolink_gym.params import ArmParams
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ArmParams",
+    "Equilibrium",
+    "__version__",
+    "coriolis_forces",
+    "coriolis_matrix",
+    "energy",
+    "equilibria",
+    "forward_dynamics",
+    "forward_kinematics",
+    "friction_torque",
+    "gravity_jacobian",
+    "gravity_torque",
+    "inverse_dynamics",
+    "inverse_kinematics",
+    "jacobian",
+    "kinetic_energy",
+    "linearize",
+    "mass_matrix",
+    "potential_energy",
+    "project_to_workspace",
+    "rk4_scalar",
+    "state_derivative",
+    "step",
+    "tip_position",
+    "tip_velocity",
+    "total_energy",
+    "wrap_angle",
+]
