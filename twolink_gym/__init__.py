@@ -24,6 +24,7 @@ from twolink_gym.dynamics import (
     state_derivative,
     total_energy,
 )
+from twolink_gym.env import TwoLinkEnv
 from twolink_gym.integrators import rk4_scalar, step
 from twolink_gym.kinematics import (
     forward_kinematics,
@@ -35,15 +36,30 @@ from twolink_gym.kinematics import (
     wrap_angle,
 )
 from twolink_gym.params import ArmParams
+from twolink_gym.registration import register_envs
+from twolink_gym.simulation import DecodedObservation, decode_observation, encode_state
+from twolink_gym.tasks import TASKS, BalanceTask, ReachTask, Task, make_task
+from twolink_gym.vector_env import TwoLinkVectorEnv
 
 __version__ = "0.1.0"
 
+register_envs()
+
 __all__ = [
+    "TASKS",
     "ArmParams",
+    "BalanceTask",
+    "DecodedObservation",
     "Equilibrium",
+    "ReachTask",
+    "Task",
+    "TwoLinkEnv",
+    "TwoLinkVectorEnv",
     "__version__",
     "coriolis_forces",
     "coriolis_matrix",
+    "decode_observation",
+    "encode_state",
     "energy",
     "equilibria",
     "forward_dynamics",
@@ -56,9 +72,11 @@ __all__ = [
     "jacobian",
     "kinetic_energy",
     "linearize",
+    "make_task",
     "mass_matrix",
     "potential_energy",
     "project_to_workspace",
+    "register_envs",
     "rk4_scalar",
     "state_derivative",
     "step",

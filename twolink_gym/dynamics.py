@@ -315,7 +315,9 @@ def potential_energy(params: ArmParams, q: ArrayLike) -> Array:
 
 def energy(params: ArmParams, q: ArrayLike, dq: ArrayLike) -> tuple[Array, Array]:
     """Kinetic and potential energy ``(K, V)`` [J], each of shape ``(...)``."""
-    return kinetic_energy(params, q, dq), potential_energy(params, q)
+    kin = kinetic_energy(params, q, dq)
+    # V depends on q only; give it the leading shape of q and dq broadcast, like K
+    return kin, np.broadcast_to(potential_energy(params, q), np.shape(kin)).copy()
 
 
 def total_energy(params: ArmParams, state: ArrayLike) -> Array:

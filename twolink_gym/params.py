@@ -78,8 +78,7 @@ class ArmParams:
             lc_value, l_value = getattr(self, lc), getattr(self, l)
             if not 0.0 < lc_value <= l_value:
                 raise ValueError(
-                    f"ArmParams.{lc} must satisfy 0 < {lc} <= {l} (= {l_value!r}), "
-                    f"got {lc_value!r}"
+                    f"ArmParams.{lc} must satisfy 0 < {lc} <= {l} (= {l_value!r}), got {lc_value!r}"
                 )
 
     # -- conversion -----------------------------------------------------

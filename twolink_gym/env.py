@@ -1,0 +1,220 @@
+"""``TwoLinkEnv``: the single Gymnasium environment of the two-link arm."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from numpy.typing import NDArray
+
+from twolink_gym.params import ArmParams
+from twolink_gym.simulation import (
+    DEFAULT_MAX_SPEED,
+    DEFAULT_MAX_TORQUE,
+    DecodedObservation,
+    Simulation,
+    decode_observation,
+)
+from twolink_gym.tasks import Task
+
+__all__ = ["TwoLinkEnv"]
+
+ObsType = NDArray[np.float32]
+
+
+class TwoLinkEnv(gym.Env[ObsType, NDArray[np.float32]]):
+    """A planar two-link arm driven by torques at both joints.
+
+    Parameters
+    ----------
+    task : str or Task
+        ``"reach"`` or ``"balance"`` (see :data:`twolink_gym.tasks.TASKS`), or a
+        task object.
+    params : ArmParams or dict, optional
+        The arm's physical parameters (default :class:`ArmParams`).
+    dt : float
+        Control period [s] (default 0.02 s, 50 Hz).
+    substeps : int
+        RK4 sub-steps per control period (default 2, i.e. 10 ms sub-steps).
+    max_torque : float or pair of floats
+        Joint torques at action ±1 [N·m] (default ``(30, 10)``).
+    max_speed : float
+        Joint speed limit [rad/s]; speeds are clipped to ±max_speed after every
+        control step (default 6π).
+    task_options : dict, optional
+        Options of the task class (reward weights, tolerances, initial
+        perturbation sizes).
+    render_mode : {"human", "rgb_array"}, optional
+
+    Notes
+    -----
+    Actions are ``Box(-1, 1, (2,), float32)``, scaled by ``max_torque``; actions
+    outside ``[-1, 1]`` are clipped, a NaN or infinite action or one of the wrong
+    shape raises ``ValueError``. Observations are described in
+    :mod:`twolink_gym.simulation`; :meth:`decode` inverts them. The env itself
+    never truncates: ``gym.make`` adds a ``TimeLimit`` of the task's length.
+    ``reset(options=...)`` accepts ``"state"`` (shape ``(4,)``) and, for reach,
+    ``"target"`` (shape ``(2,)``) to replay exact episodes.
+    """
+
+    metadata: dict[str, Any] = {  # noqa: RUF012 - Gymnasium's convention
+        "render_modes": ["human", "rgb_array"],
+        "render_fps": 50,
+    }
+
+    def __init__(
+        self,
+        task: str | Task = "reach",
+        params: ArmParams | Mapping[str, Any] | None = None,
+        dt: float = 0.02,
+        substeps: int = 2,
+        max_torque: float | Sequence[float] = DEFAULT_MAX_TORQUE,
+        max_speed: float = DEFAULT_MAX_SPEED,
+        task_options: Mapping[str, Any] | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        self.sim = Simulation.create(
+            task=task,
+            params=params,
+            dt=dt,
+            substeps=substeps,
+            max_torque=max_torque,
+            max_speed=max_speed,
+            task_options=task_options,
+        )
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be one of {self.metadata['render_modes']} or None, "
+                f"got {render_mode!r}"
+            )
+        self.render_mode = render_mode
+        self.metadata = {**self.metadata, "render_fps": round(1.0 / self.sim.dt)}
+        low, high = self.sim.observation_bounds()
+        self.observation_space = spaces.Box(low, high, dtype=np.float32)
+        self.action_space = spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float32)
+
+        self._state = np.zeros((1, 4))
+        self._goal = np.zeros((1, self.sim.task.goal_size))
+        self._last_action = np.zeros((1, 2))
+        self._time = 0.0
+        self._last_reward = 0.0
+        self._renderer: Any = None
+        # valid right after __init__: an episode drawn from an unseeded generator
+        self._state, self._goal = self.sim.initial_conditions([self.np_random], None, 1)
+
+    # -- properties ------------------------------------------------------
+    @property
+    def params(self) -> ArmParams:
+        """The arm's physical parameters."""
+        return self.sim.params
+
+    @property
+    def task(self) -> Task:
+        """The task object."""
+        return self.sim.task
+
+    @property
+    def dt(self) -> float:
+        """Control period [s]."""
+        return self.sim.dt
+
+    @property
+    def state(self) -> NDArray[np.float64]:
+        """The true state ``[q1, q2, dq1, dq2]`` (a copy), shape ``(4,)``."""
+        return self._state[0].copy()
+
+    @property
+    def goal(self) -> NDArray[np.float64]:
+        """The episode's goal (reach: the target tip position [m]), shape ``(goal_size,)``."""
+        return self._goal[0].copy()
+
+    @property
+    def default_max_episode_steps(self) -> int:
+        """The task's episode length in control steps."""
+        return self.sim.max_episode_steps
+
+    def decode(self, observation: Any) -> DecodedObservation:
+        """Recover state and goal from an observation of this env (see :func:`decode_observation`)."""
+        return decode_observation(observation, self.sim.task)
+
+    # -- Gymnasium API ---------------------------------------------------
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[ObsType, dict[str, Any]]:
+        """Start an episode (see the class notes for ``options``)."""
+        super().reset(seed=seed)
+        self._state, self._goal = self.sim.initial_conditions([self.np_random], options, 1)
+        self._last_action = np.zeros((1, 2))
+        self._time = 0.0
+        self._last_reward = 0.0
+        outcome = self.sim.evaluate(self._state, self._goal, self._last_action)
+        info = self._info(outcome)
+        if self._renderer is not None:
+            self._renderer.reset_trail()
+        if self.render_mode == "human":
+            self.render()
+        return self.sim.observe(self._state, self._goal)[0], info
+
+    def step(self, action: Any) -> tuple[ObsType, float, bool, bool, dict[str, Any]]:
+        """Apply a normalised torque for one control period."""
+        a = self.sim.check_action(action, (2,))[None, :]
+        self._state = self.sim.advance(self._state, a)
+        self._last_action = a
+        self._time += self.sim.dt
+        outcome = self.sim.evaluate(self._state, self._goal, a)
+        obs = self.sim.observe(self._state, self._goal)[0]
+        info = self._info(outcome)
+        self._last_reward = float(outcome.reward[0])
+        if self.render_mode == "human":
+            self.render()
+        return obs, float(outcome.reward[0]), bool(outcome.terminated[0]), False, info
+
+    def _info(self, outcome: Any) -> dict[str, Any]:
+        info: dict[str, Any] = {
+            "state": self._state[0].copy(),
+            "tip": outcome.tip[0],
+            "distance": float(outcome.distance[0]),
+            "is_success": bool(outcome.success[0]),
+            "time": self._time,
+        }
+        if self.sim.task.goal_size:
+            info["target"] = self._goal[0].copy()
+        for key, value in outcome.terms.items():
+            info[key] = float(value[0])
+        return info
+
+    # -- rendering -------------------------------------------------------
+    def render(self) -> NDArray[np.uint8] | None:
+        """Draw the arm (``rgb_array``: return an ``(H, W, 3)`` uint8 frame)."""
+        if self.render_mode is None:
+            gym.logger.warn(
+                "You are calling render method without specifying any render mode. "
+                "You can specify the render_mode at initialization, "
+                f'e.g. gym.make("{self.spec.id if self.spec else "TwoLink-v0"}", render_mode="rgb_array")'
+            )
+            return None
+        if self._renderer is None:
+            from twolink_gym.rendering import ArmRenderer
+
+            self._renderer = ArmRenderer(
+                self.sim.params,
+                self.sim.task,
+                render_mode=self.render_mode,
+                fps=self.metadata["render_fps"],
+            )
+        return self._renderer.draw(
+            self._state[0],
+            self._goal[0],
+            time=self._time,
+            reward=self._last_reward,
+            torque=self.sim.torque(self._last_action)[0],
+        )
+
+    def close(self) -> None:
+        """Release the renderer (safe to call more than once)."""
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None

@@ -1,0 +1,317 @@
+"""The batched step shared by the single and the vector environment.
+
+:class:`Simulation` composes arm parameters, a task and the integrator, and
+holds the observation layout. It knows nothing of Gymnasium; ``env.py`` and
+``vector_env.py`` wrap it, so there is one code path for both.
+
+Observation layout (float32), the state encoding followed by the task's extras::
+
+    [cos q1, sin q1, cos q2, sin q2, dq1, dq2, *extras]
+
+The encoding is lossless (angles come back with ``atan2``) and
+:func:`decode_observation` inverts it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from twolink_gym.integrators import step as integrate
+from twolink_gym.kinematics import forward_kinematics
+from twolink_gym.params import ArmParams
+from twolink_gym.tasks import Task, make_task
+
+__all__ = [
+    "STATE_OBS_NAMES",
+    "DecodedObservation",
+    "Simulation",
+    "StepOutcome",
+    "decode_observation",
+    "encode_state",
+]
+
+Array = NDArray[np.float64]
+
+#: Names of the state-encoding entries at the start of every observation.
+STATE_OBS_NAMES = ("cos_q1", "sin_q1", "cos_q2", "sin_q2", "dq1", "dq2")
+
+#: Default torque limits [N·m]: 1.5x and 2x the largest static gravity torques of
+#: the default arm (19.62 and 4.905 N·m), so any static pose can be held.
+DEFAULT_MAX_TORQUE = (30.0, 10.0)
+#: Default joint speed limit [rad/s] (3 revolutions per second).
+DEFAULT_MAX_SPEED = 6 * math.pi
+
+
+def encode_state(state: Array) -> Array:
+    """State ``(n, 4)`` → ``(n, 6)`` encoding ``[cos q1, sin q1, cos q2, sin q2, dq1, dq2]``."""
+    q1, q2 = state[:, 0], state[:, 1]
+    return np.stack([np.cos(q1), np.sin(q1), np.cos(q2), np.sin(q2), state[:, 2], state[:, 3]], 1)
+
+
+@dataclasses.dataclass(frozen=True)
+class DecodedObservation:
+    """What a controller can recover from an observation.
+
+    Attributes
+    ----------
+    state : ndarray, shape (..., 4)
+        ``[q1, q2, dq1, dq2]`` with angles in ``(-pi, pi]`` (float32 precision).
+    goal : ndarray, shape (..., goal_size)
+        The task's goal (the target tip position for reach; empty for balance).
+    extras : ndarray, shape (..., extras_size)
+        All task-specific entries.
+    """
+
+    state: Array
+    goal: Array
+    extras: Array
+
+
+def decode_observation(observation: ArrayLike, task: Task) -> DecodedObservation:
+    """Invert the observation encoding of ``task``.
+
+    Parameters
+    ----------
+    observation : array_like, shape (6 + task.extras_size,) or (..., 6 + task.extras_size)
+    task : Task
+        The task whose observations these are; by convention its goal is the
+        first ``goal_size`` extras.
+
+    Raises
+    ------
+    ValueError
+        If the last axis does not match the task's observation size.
+    """
+    obs = np.asarray(observation, dtype=np.float64)
+    size = len(STATE_OBS_NAMES) + task.extras_size
+    if obs.ndim == 0 or obs.shape[-1] != size:
+        raise ValueError(
+            f"observation must have shape ({size},) or (..., {size}) for task "
+            f"{task.name!r}, got {obs.shape}"
+        )
+    state = np.stack(
+        [
+            np.arctan2(obs[..., 1], obs[..., 0]),
+            np.arctan2(obs[..., 3], obs[..., 2]),
+            obs[..., 4],
+            obs[..., 5],
+        ],
+        -1,
+    )
+    extras = obs[..., len(STATE_OBS_NAMES) :]
+    return DecodedObservation(state=state, goal=extras[..., : task.goal_size], extras=extras)
+
+
+@dataclasses.dataclass(frozen=True)
+class StepOutcome:
+    """Everything a batched step produces besides the new state (all leading axis ``n``)."""
+
+    reward: Array
+    terms: dict[str, Array]
+    terminated: NDArray[np.bool_]
+    success: NDArray[np.bool_]
+    distance: Array
+    tip: Array
+
+
+def _positive(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a number > 0, got {value!r}")
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class Simulation:
+    """Parameters + task + integrator: the batched core of the environments.
+
+    Build it with :meth:`create`, which validates every argument.
+
+    Attributes
+    ----------
+    params : ArmParams
+    task : Task
+    dt : float
+        Control period [s].
+    substeps : int
+        RK4 sub-steps per control period.
+    max_torque : ndarray, shape (2,)
+        Torque at action ±1, per joint [N·m].
+    max_speed : float
+        Joint speed limit [rad/s]; speeds are clipped to it after every step.
+    """
+
+    params: ArmParams
+    task: Task
+    dt: float
+    substeps: int
+    max_torque: Array
+    max_speed: float
+
+    @classmethod
+    def create(
+        cls,
+        task: str | Task = "reach",
+        params: ArmParams | Mapping[str, Any] | None = None,
+        dt: float = 0.02,
+        substeps: int = 2,
+        max_torque: float | Sequence[float] = DEFAULT_MAX_TORQUE,
+        max_speed: float = DEFAULT_MAX_SPEED,
+        task_options: Mapping[str, Any] | None = None,
+    ) -> Simulation:
+        """Validate the environment's keyword arguments and build the simulation.
+
+        Raises
+        ------
+        ValueError
+            Naming the argument and the allowed values.
+        """
+        arm = ArmParams.coerce(params)
+        the_task = make_task(task, task_options)
+        dt = _positive(dt, "dt")
+        if (
+            isinstance(substeps, bool)
+            or not isinstance(substeps, (int, np.integer))
+            or substeps < 1
+        ):
+            raise ValueError(f"substeps must be an integer >= 1, got {substeps!r}")
+        torque = np.broadcast_to(np.asarray(max_torque, dtype=np.float64), (2,)).copy()
+        if torque.shape != (2,) or not np.all(np.isfinite(torque) & (torque > 0)):
+            raise ValueError(
+                f"max_torque must be a number or a pair of numbers > 0, got {max_torque!r}"
+            )
+        speed = _positive(max_speed, "max_speed")
+        return cls(arm, the_task, dt, int(substeps), torque, speed)
+
+    # -- spaces ----------------------------------------------------------
+    @property
+    def observation_size(self) -> int:
+        """Length of the observation vector."""
+        return len(STATE_OBS_NAMES) + self.task.extras_size
+
+    @property
+    def observation_names(self) -> tuple[str, ...]:
+        """Names of the observation entries, in order."""
+        return STATE_OBS_NAMES + self.task.extras_names()
+
+    def observation_bounds(self) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+        """Finite float32 bounds ``(low, high)`` of the observation, each ``(obs_size,)``."""
+        lo, hi = self.task.extras_bounds(self.params)
+        s = self.max_speed
+        low = np.concatenate([[-1.0, -1.0, -1.0, -1.0, -s, -s], lo]).astype(np.float32)
+        high = np.concatenate([[1.0, 1.0, 1.0, 1.0, s, s], hi]).astype(np.float32)
+        return low, high
+
+    @property
+    def max_episode_steps(self) -> int:
+        """The task's default episode length in control steps."""
+        return max(1, round(self.task.episode_seconds / self.dt))
+
+    # -- actions ---------------------------------------------------------
+    def check_action(self, action: ArrayLike, shape: tuple[int, ...]) -> Array:
+        """Validate an action batch and clip it to ``[-1, 1]`` (documented behaviour).
+
+        Raises
+        ------
+        ValueError
+            On a wrong shape or a NaN or infinite entry.
+        """
+        try:
+            a = np.asarray(action, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"action must be numeric with shape {shape}, got {action!r}") from exc
+        if a.shape != shape:
+            raise ValueError(f"action must have shape {shape}, got {a.shape}")
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"action must be finite, got {a.tolist()}")
+        return np.clip(a, -1.0, 1.0)
+
+    def torque(self, action: Array) -> Array:
+        """Normalised action ``(n, 2)`` in ``[-1, 1]`` → joint torques [N·m]."""
+        return action * self.max_torque
+
+    # -- dynamics, observation, reward -----------------------------------
+    def advance(self, state: Array, action: Array) -> Array:
+        """The state ``(n, 4)`` one control period later under ``action`` ``(n, 2)``."""
+        nxt = integrate(self.params, state, self.torque(action), self.dt, self.substeps)
+        np.clip(nxt[:, 2:], -self.max_speed, self.max_speed, out=nxt[:, 2:])
+        return nxt
+
+    def observe(self, state: Array, goal: Array) -> NDArray[np.float32]:
+        """Observations ``(n, obs_size)`` of states ``(n, 4)`` with goals ``(n, goal_size)``."""
+        extras = self.task.observation_extras(self.params, state, goal)
+        return np.concatenate([encode_state(state), extras], axis=1).astype(np.float32)
+
+    def evaluate(self, state: Array, goal: Array, action: Array) -> StepOutcome:
+        """Reward, termination and success of arriving in ``state`` after ``action``."""
+        reward, terms = self.task.reward(self.params, state, goal, action)
+        return StepOutcome(
+            reward=reward,
+            terms=terms,
+            terminated=self.task.terminated(self.params, state, goal),
+            success=self.task.is_success(self.params, state, goal),
+            distance=self.task.distance(self.params, state, goal),
+            tip=forward_kinematics(self.params, state[:, :2])[1],
+        )
+
+    # -- episode starts --------------------------------------------------
+    def initial_conditions(
+        self,
+        rngs: Sequence[np.random.Generator],
+        options: Mapping[str, Any] | None,
+        n: int,
+    ) -> tuple[Array, Array]:
+        """Initial states ``(n, 4)`` and goals ``(n, goal_size)`` for ``n`` episodes.
+
+        Episode ``i`` draws from ``rngs[i]``; ``options["state"]`` and
+        ``options["target"]`` (reach), of shape ``(4,)``/``(2,)`` for one
+        episode or ``(n, 4)``/``(n, 2)`` for a batch, replace the draws.
+
+        Raises
+        ------
+        ValueError
+            On an unknown option key, a wrong shape or a non-finite value.
+        """
+        options = dict(options or {})
+        goal_key = "target" if self.task.goal_size else None
+        valid = {"state"} | ({goal_key} if goal_key else set())
+        unknown = sorted(set(options) - valid)
+        if unknown:
+            raise ValueError(
+                f"unknown reset option(s) {unknown}; valid options are {sorted(valid)}"
+            )
+        states = np.empty((n, 4))
+        goals = np.empty((n, self.task.goal_size))
+        for i in range(n):
+            states[i] = self.task.sample_initial_state(rngs[i], self.params)
+            goals[i] = self.task.sample_goal(rngs[i], self.params)
+        if "state" in options:
+            states = self._option_batch(options["state"], "state", 4, n)
+            if np.any(np.abs(states[:, 2:]) > self.max_speed):
+                raise ValueError(
+                    f"options['state'] joint speeds must lie within ±max_speed = {self.max_speed} rad/s"
+                )
+        if goal_key and goal_key in options:
+            goals = self._option_batch(options[goal_key], goal_key, self.task.goal_size, n)
+            self.task.validate_goal(self.params, goals)
+        return states, goals
+
+    @staticmethod
+    def _option_batch(value: Any, key: str, size: int, n: int) -> Array:
+        arr = np.asarray(value, dtype=np.float64)
+        if arr.shape == (size,):
+            arr = np.broadcast_to(arr, (n, size))
+        if arr.shape != (n, size):
+            raise ValueError(
+                f"options[{key!r}] must have shape ({size},) or ({n}, {size}), got {arr.shape}"
+            )
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"options[{key!r}] must be finite, got {arr.tolist()}")
+        return arr.copy()

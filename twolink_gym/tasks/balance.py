@@ -1,0 +1,138 @@
+"""``balance``: keep the arm upright at ``q = [pi/2, 0]`` from a perturbed start."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from twolink_gym.kinematics import wrap_angle
+from twolink_gym.params import ArmParams
+from twolink_gym.tasks.base import Array, Task
+
+__all__ = ["BalanceTask", "link_tilts"]
+
+
+def link_tilts(state: Array) -> tuple[Array, Array]:
+    """Absolute angles of link 1 and link 2 from the upward vertical [rad], each ``(n,)``.
+
+    Both are wrapped to ``[-pi, pi)``; both are 0 at the upright pose.
+    """
+    tilt1 = wrap_angle(state[:, 0] - math.pi / 2)
+    tilt2 = wrap_angle(state[:, 0] + state[:, 1] - math.pi / 2)
+    return tilt1, tilt2
+
+
+@dataclasses.dataclass(frozen=True)
+class BalanceTask(Task):
+    """Balance the arm upright (the unstable equilibrium ``q = [pi/2, 0]``).
+
+    The episode starts at the upright pose with each angle perturbed uniformly
+    by up to ``init_angle_noise`` and each speed by up to ``init_speed_noise``.
+    The reward is bounded in ``[0, 1]`` (multiplicative, like dm_control's
+    cartpole)::
+
+        upright = (1 + cos tilt1)/2 · (1 + cos tilt2)/2
+        ctrl    = 1 - ctrl_weight · |a|² / 2
+        still   = 1 - speed_weight · (1 - exp(-|dq|² / 10))
+        reward  = upright · ctrl · still
+
+    where ``tilt1``, ``tilt2`` are the absolute link angles from the vertical.
+    The episode terminates when either link tilts more than ``fall_angle`` from
+    the vertical. Success: both tilts below ``success_angle`` and both joint
+    speeds below ``success_speed`` (at the end of a full episode).
+
+    Parameters
+    ----------
+    fall_angle : float
+        Tilt of either link from the vertical that ends the episode [rad].
+    success_angle : float
+        Tilt below which the arm counts as upright [rad].
+    success_speed : float
+        Joint speed below which the arm counts as still [rad/s].
+    ctrl_weight, speed_weight : float
+        Strength of the control and speed factors, in ``[0, 1]``.
+    init_angle_noise, init_speed_noise : float
+        Half-widths of the uniform initial perturbation [rad], [rad/s].
+    """
+
+    name: ClassVar[str] = "balance"
+    episode_seconds: ClassVar[float] = 10.0
+    goal_size: ClassVar[int] = 0
+    extras_size: ClassVar[int] = 0
+
+    fall_angle: float = math.pi / 3
+    success_angle: float = 0.1
+    success_speed: float = 0.5
+    ctrl_weight: float = 0.2
+    speed_weight: float = 0.5
+    init_angle_noise: float = 0.1
+    init_speed_noise: float = 0.1
+
+    def __post_init__(self) -> None:
+        for name in ("fall_angle", "success_angle", "success_speed"):
+            if not getattr(self, name) > 0:
+                raise ValueError(
+                    f"balance task option {name} must be > 0, got {getattr(self, name)!r}"
+                )
+        for name in ("ctrl_weight", "speed_weight"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise ValueError(
+                    f"balance task option {name} must lie in [0, 1], got {getattr(self, name)!r}"
+                )
+        for name in ("init_angle_noise", "init_speed_noise"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(
+                    f"balance task option {name} must be >= 0, got {getattr(self, name)!r}"
+                )
+
+    def sample_initial_state(self, rng: np.random.Generator, params: ArmParams) -> Array:
+        """Upright, uniformly perturbed."""
+        noise = rng.uniform(-1.0, 1.0, size=4)
+        scale = np.array([self.init_angle_noise] * 2 + [self.init_speed_noise] * 2)
+        return np.array([math.pi / 2, 0.0, 0.0, 0.0]) + noise * scale
+
+    def sample_goal(self, rng: np.random.Generator, params: ArmParams) -> Array:
+        """Balance has no goal to draw."""
+        return np.zeros(0)
+
+    def observation_extras(self, params: ArmParams, state: Array, goal: Array) -> Array:
+        """None."""
+        return np.zeros((state.shape[0], 0))
+
+    def extras_bounds(self, params: ArmParams) -> tuple[Array, Array]:
+        """Empty."""
+        return np.zeros(0), np.zeros(0)
+
+    def distance(self, params: ArmParams, state: Array, goal: Array) -> Array:
+        """The larger absolute tilt of the two links from the vertical [rad]."""
+        tilt1, tilt2 = link_tilts(state)
+        return np.maximum(np.abs(tilt1), np.abs(tilt2))
+
+    def reward(
+        self, params: ArmParams, state: Array, goal: Array, action: Array
+    ) -> tuple[Array, dict[str, Array]]:
+        """Bounded multiplicative reward, with its factors."""
+        tilt1, tilt2 = link_tilts(state)
+        upright = 0.25 * (1.0 + np.cos(tilt1)) * (1.0 + np.cos(tilt2))
+        ctrl = 1.0 - 0.5 * self.ctrl_weight * np.sum(action**2, axis=1)
+        speed2 = np.sum(state[:, 2:] ** 2, axis=1)
+        still = 1.0 - self.speed_weight * (1.0 - np.exp(-speed2 / 10.0))
+        return upright * ctrl * still, {
+            "reward_upright": upright,
+            "reward_ctrl": ctrl,
+            "reward_still": still,
+        }
+
+    def terminated(self, params: ArmParams, state: Array, goal: Array) -> NDArray[np.bool_]:
+        """Either link tilted more than ``fall_angle`` from the vertical."""
+        return self.distance(params, state, goal) > self.fall_angle
+
+    def is_success(self, params: ArmParams, state: Array, goal: Array) -> NDArray[np.bool_]:
+        """Both links within ``success_angle`` of vertical, both joints slower than ``success_speed``."""
+        return (self.distance(params, state, goal) <= self.success_angle) & np.all(
+            np.abs(state[:, 2:]) <= self.success_speed, axis=1
+        )

@@ -1,0 +1,308 @@
+"""``TwoLinkVectorEnv``: many arms stepped at once with the batched dynamics."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+from numpy.typing import NDArray
+
+from twolink_gym.params import ArmParams
+from twolink_gym.simulation import (
+    DEFAULT_MAX_SPEED,
+    DEFAULT_MAX_TORQUE,
+    DecodedObservation,
+    Simulation,
+    StepOutcome,
+    decode_observation,
+)
+from twolink_gym.tasks import Task
+
+__all__ = ["TwoLinkVectorEnv"]
+
+
+class TwoLinkVectorEnv(VectorEnv):
+    """``num_envs`` copies of :class:`~twolink_gym.env.TwoLinkEnv` in one batched env.
+
+    The copies share the task and dynamics code of the single env (one code
+    path). Each copy has its own random generator, seeded ``seed + i`` like
+    Gymnasium's ``SyncVectorEnv``, so that with the same seed and actions this
+    env and ``num_envs`` single envs produce identical trajectories. The env
+    counts its own steps and truncates each copy after ``max_episode_steps``.
+
+    Parameters
+    ----------
+    num_envs : int
+        Number of copies.
+    task, params, dt, substeps, max_torque, max_speed, task_options
+        As for :class:`~twolink_gym.env.TwoLinkEnv`.
+    max_episode_steps : int, optional
+        Episode length in steps (default: the task's length).
+    autoreset_mode : AutoresetMode or str
+        ``"NextStep"`` (Gymnasium's default: a finished copy is reset on the next
+        call to :meth:`step`, which then ignores its action) or ``"SameStep"``
+        (reset within the step that finished; the final observation and info go
+        to ``info["final_obs"]`` and ``info["final_info"]``, with the mask
+        ``info["_final_obs"]``).
+    render_mode : {"rgb_array"}, optional
+        Renders one frame per copy.
+
+    Notes
+    -----
+    ``reset(options=...)`` takes ``"state"`` of shape ``(num_envs, 4)`` (or
+    ``(4,)`` for all copies) and, for reach, ``"target"`` of shape
+    ``(num_envs, 2)``. ``info`` is a dict of arrays with leading axis
+    ``num_envs``, each key ``k`` with its mask ``_k`` (all True).
+    """
+
+    metadata: dict[str, Any] = {  # noqa: RUF012 - Gymnasium's convention
+        "render_modes": ["rgb_array"],
+        "render_fps": 50,
+        "autoreset_mode": AutoresetMode.NEXT_STEP,
+    }
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        task: str | Task = "reach",
+        params: ArmParams | Mapping[str, Any] | None = None,
+        dt: float = 0.02,
+        substeps: int = 2,
+        max_torque: float | Sequence[float] = DEFAULT_MAX_TORQUE,
+        max_speed: float = DEFAULT_MAX_SPEED,
+        task_options: Mapping[str, Any] | None = None,
+        max_episode_steps: int | None = None,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        render_mode: str | None = None,
+    ) -> None:
+        if (
+            isinstance(num_envs, bool)
+            or not isinstance(num_envs, (int, np.integer))
+            or num_envs < 1
+        ):
+            raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
+        self.sim = Simulation.create(
+            task=task,
+            params=params,
+            dt=dt,
+            substeps=substeps,
+            max_torque=max_torque,
+            max_speed=max_speed,
+            task_options=task_options,
+        )
+        if max_episode_steps is None:
+            max_episode_steps = self.sim.max_episode_steps
+        if (
+            isinstance(max_episode_steps, bool)
+            or not isinstance(max_episode_steps, (int, np.integer))
+            or max_episode_steps < 1
+        ):
+            raise ValueError(
+                f"max_episode_steps must be an integer >= 1, got {max_episode_steps!r}"
+            )
+        try:
+            mode = AutoresetMode(autoreset_mode)
+        except ValueError as exc:
+            raise ValueError(
+                f"autoreset_mode must be one of {[m.value for m in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)]}, "
+                f"got {autoreset_mode!r}"
+            ) from exc
+        if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
+            raise ValueError(
+                f"autoreset_mode {mode.value!r} is not supported; use NextStep or SameStep"
+            )
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be one of {self.metadata['render_modes']} or None, "
+                f"got {render_mode!r}"
+            )
+
+        self.num_envs = int(num_envs)
+        self.max_episode_steps = int(max_episode_steps)
+        self.render_mode = render_mode
+        self.metadata = {
+            **self.metadata,
+            "render_fps": round(1.0 / self.sim.dt),
+            "autoreset_mode": mode,
+        }
+        low, high = self.sim.observation_bounds()
+        self.single_observation_space = spaces.Box(low, high, dtype=np.float32)
+        self.single_action_space = spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float32)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+
+        n = self.num_envs
+        self._rngs = [np.random.default_rng() for _ in range(n)]
+        self._state, self._goal = self.sim.initial_conditions(self._rngs, None, n)
+        self._elapsed = np.zeros(n, dtype=np.int64)
+        self._needs_reset = np.zeros(n, dtype=bool)
+        self._last_action = np.zeros((n, 2))
+        self._renderers: list[Any] | None = None
+
+    # -- accessors -------------------------------------------------------
+    @property
+    def state(self) -> NDArray[np.float64]:
+        """True states of all copies (a copy), shape ``(num_envs, 4)``."""
+        return self._state.copy()
+
+    @property
+    def goal(self) -> NDArray[np.float64]:
+        """Goals of all copies (a copy), shape ``(num_envs, goal_size)``."""
+        return self._goal.copy()
+
+    def decode(self, observation: Any) -> DecodedObservation:
+        """Recover states and goals from a batch of observations."""
+        return decode_observation(observation, self.sim.task)
+
+    # -- Gymnasium API ---------------------------------------------------
+    def reset(
+        self,
+        *,
+        seed: int | Sequence[int | None] | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> tuple[NDArray[np.float32], dict[str, Any]]:
+        """Reset every copy; ``seed`` is an int (copy ``i`` gets ``seed + i``) or a list."""
+        n = self.num_envs
+        if seed is not None:
+            seeds = (
+                [seed + i for i in range(n)] if isinstance(seed, (int, np.integer)) else list(seed)
+            )
+            if len(seeds) != n:
+                raise ValueError(f"seed must be an int or a list of {n} seeds, got {len(seeds)}")
+            self._rngs = [np.random.default_rng(s) for s in seeds]
+            self._np_random = self._rngs[0]
+            self._np_random_seed = seeds[0]
+        self._state, self._goal = self.sim.initial_conditions(self._rngs, options, n)
+        self._elapsed[:] = 0
+        self._needs_reset[:] = False
+        self._last_action[:] = 0.0
+        outcome = self.sim.evaluate(self._state, self._goal, self._last_action)
+        return self.sim.observe(self._state, self._goal), self._info(outcome)
+
+    def step(
+        self, actions: Any
+    ) -> tuple[
+        NDArray[np.float32],
+        NDArray[np.float64],
+        NDArray[np.bool_],
+        NDArray[np.bool_],
+        dict[str, Any],
+    ]:
+        """Step every copy (see the class docstring for autoreset)."""
+        n = self.num_envs
+        a = self.sim.check_action(actions, (n, 2))
+        mode = self.metadata["autoreset_mode"]
+        restart = self._needs_reset.copy() if mode == AutoresetMode.NEXT_STEP else None
+
+        self._state = self.sim.advance(self._state, a)
+        self._last_action = a
+        self._elapsed += 1
+        outcome = self.sim.evaluate(self._state, self._goal, a)
+        terminated = outcome.terminated.copy()
+        truncated = self._elapsed >= self.max_episode_steps
+        reward = outcome.reward.copy()
+        obs = self.sim.observe(self._state, self._goal)
+        info = self._info(outcome)
+
+        if restart is not None and restart.any():
+            # NextStep: copies that finished last step start anew, ignoring the action
+            idx = np.flatnonzero(restart)
+            self._restart(idx)
+            fresh = self.sim.evaluate(self._state[idx], self._goal[idx], self._last_action[idx])
+            obs[idx] = self.sim.observe(self._state[idx], self._goal[idx])
+            reward[idx] = 0.0
+            terminated[idx] = False
+            truncated[idx] = False
+            self._overwrite_info(info, idx, fresh)
+        done = terminated | truncated
+        if mode == AutoresetMode.NEXT_STEP:
+            self._needs_reset = done
+        elif done.any():
+            idx = np.flatnonzero(done)
+            info["final_obs"] = np.where(done[:, None], obs, 0.0).astype(np.float32)
+            info["_final_obs"] = done.copy()
+            info["final_info"] = {
+                k: v.copy() for k, v in info.items() if not k.startswith(("final", "_final"))
+            }
+            info["_final_info"] = done.copy()
+            self._restart(idx)
+            fresh = self.sim.evaluate(self._state[idx], self._goal[idx], self._last_action[idx])
+            obs[idx] = self.sim.observe(self._state[idx], self._goal[idx])
+            self._overwrite_info(info, idx, fresh)
+        return obs, reward, terminated, truncated, info
+
+    def _restart(self, idx: NDArray[np.intp]) -> None:
+        states, goals = self.sim.initial_conditions([self._rngs[i] for i in idx], None, len(idx))
+        self._state[idx] = states
+        self._goal[idx] = goals
+        self._elapsed[idx] = 0
+        self._last_action[idx] = 0.0
+
+    def _info(self, outcome: StepOutcome) -> dict[str, Any]:
+        info: dict[str, Any] = {
+            "state": self._state.copy(),
+            "tip": outcome.tip,
+            "distance": outcome.distance,
+            "is_success": outcome.success,
+            "time": self._elapsed * self.sim.dt,
+        }
+        if self.sim.task.goal_size:
+            info["target"] = self._goal.copy()
+        info.update(outcome.terms)
+        mask = np.ones(self.num_envs, dtype=bool)
+        for key in list(info):
+            info["_" + key] = mask
+        return info
+
+    def _overwrite_info(
+        self, info: dict[str, Any], idx: NDArray[np.intp], fresh: StepOutcome
+    ) -> None:
+        info["state"][idx] = self._state[idx]
+        info["tip"][idx] = fresh.tip
+        info["distance"][idx] = fresh.distance
+        info["is_success"][idx] = fresh.success
+        info["time"][idx] = 0.0
+        if "target" in info:
+            info["target"][idx] = self._goal[idx]
+        for key, value in fresh.terms.items():
+            info[key][idx] = value
+
+    # -- rendering -------------------------------------------------------
+    def render(self) -> tuple[NDArray[np.uint8], ...] | None:
+        """One ``(H, W, 3)`` uint8 frame per copy (``render_mode="rgb_array"``)."""
+        if self.render_mode is None:
+            return None
+        if self._renderers is None:
+            from twolink_gym.rendering import ArmRenderer
+
+            self._renderers = [
+                ArmRenderer(
+                    self.sim.params,
+                    self.sim.task,
+                    render_mode="rgb_array",
+                    fps=self.metadata["render_fps"],
+                )
+                for _ in range(self.num_envs)
+            ]
+        torques = self.sim.torque(self._last_action)
+        return tuple(
+            r.draw(
+                self._state[i],
+                self._goal[i],
+                time=self._elapsed[i] * self.sim.dt,
+                reward=0.0,
+                torque=torques[i],
+            )
+            for i, r in enumerate(self._renderers)
+        )
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Release the renderers."""
+        if self._renderers is not None:
+            for r in self._renderers:
+                r.close()
+            self._renderers = None
