@@ -74,11 +74,11 @@ class ArmParams:
         for name in ("I1", "I2", "gravity", "friction1", "friction2"):
             if getattr(self, name) < 0.0:
                 raise ValueError(f"ArmParams.{name} must be >= 0, got {getattr(self, name)!r}")
-        for lc, l in (("lc1", "l1"), ("lc2", "l2")):
-            lc_value, l_value = getattr(self, lc), getattr(self, l)
+        for lc, length in (("lc1", "l1"), ("lc2", "l2")):
+            lc_value, l_value = getattr(self, lc), getattr(self, length)
             if not 0.0 < lc_value <= l_value:
                 raise ValueError(
-                    f"ArmParams.{lc} must satisfy 0 < {lc} <= {l} (= {l_value!r}), got {lc_value!r}"
+                    f"ArmParams.{lc} must satisfy 0 < {lc} <= {length} (= {l_value!r}), got {lc_value!r}"
                 )
 
     # -- conversion -----------------------------------------------------

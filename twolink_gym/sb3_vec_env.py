@@ -1,0 +1,186 @@
+"""stable-baselines3 fast path: an SB3 ``VecEnv`` over the native :class:`TwoLinkVectorEnv`.
+
+SB3 algorithms step a ``VecEnv`` with SB3's own semantics: a finished copy is
+reset within the same step, its last observation goes to
+``infos[i]["terminal_observation"]`` and a time-limit ending is flagged by
+``infos[i]["TimeLimit.truncated"]``. :class:`TwoLinkSB3VecEnv` provides exactly
+that on top of the batched env (in its ``SameStep`` autoreset mode), so SB3
+trains on all copies with one batched dynamics call per step instead of a
+Python loop over single envs (``DummyVecEnv``).
+
+This module imports stable-baselines3 (the ``train`` extra); nothing else in
+``twolink_gym`` imports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import AutoresetMode
+from numpy.typing import NDArray
+from stable_baselines3.common.vec_env.base_vec_env import (
+    VecEnv,
+    VecEnvIndices,
+    VecEnvObs,
+    VecEnvStepReturn,
+)
+
+from twolink_gym.vector_env import TwoLinkVectorEnv
+
+__all__ = ["TwoLinkSB3VecEnv", "make_sb3_vec_env"]
+
+#: Per-copy info entries copied into SB3's list of info dicts by default.
+DEFAULT_INFO_KEYS = ("is_success", "distance")
+
+
+class TwoLinkSB3VecEnv(VecEnv):
+    """SB3 ``VecEnv`` view of a :class:`TwoLinkVectorEnv`.
+
+    Parameters
+    ----------
+    venv : TwoLinkVectorEnv
+        Must use ``autoreset_mode="SameStep"`` (see :func:`make_sb3_vec_env`).
+    info_keys : sequence of str
+        Entries of the batched ``info`` copied into each copy's info dict
+        (``is_success`` is what SB3's ``EvalCallback`` reads). Fewer keys is
+        faster for many copies.
+
+    Notes
+    -----
+    ``seed()`` and ``set_options()`` apply at the next ``reset()``, as in SB3.
+    Options are the env's reset options (``"state"``, ``"target"``), given per
+    copy; either every copy gets the same keys or none does.
+    """
+
+    def __init__(self, venv: TwoLinkVectorEnv, info_keys: Sequence[str] = DEFAULT_INFO_KEYS):
+        if not isinstance(venv, TwoLinkVectorEnv):
+            raise ValueError(f"venv must be a TwoLinkVectorEnv, got {type(venv).__name__}")
+        if venv.metadata["autoreset_mode"] != AutoresetMode.SAME_STEP:
+            raise ValueError(
+                "venv must be created with autoreset_mode='SameStep' for SB3's reset-in-step "
+                f"semantics, got {venv.metadata['autoreset_mode']}"
+            )
+        self.venv = venv
+        self.info_keys = tuple(info_keys)
+        self._actions: NDArray[np.float32] | None = None
+        super().__init__(venv.num_envs, venv.single_observation_space, venv.single_action_space)
+
+    # -- core API --------------------------------------------------------
+    def reset(self) -> VecEnvObs:
+        """Reset all copies (using pending seeds and options)."""
+        seeds: list[int | None] = list(self._seeds)
+        seed = None if all(s is None for s in seeds) else seeds
+        obs, info = self.venv.reset(seed=seed, options=self._batched_options())
+        self.reset_infos = self._split_info(info, np.zeros(self.num_envs, dtype=bool))
+        self._reset_seeds()
+        self._reset_options()
+        return obs
+
+    def step_async(self, actions: np.ndarray) -> None:
+        """Store the actions for :meth:`step_wait`."""
+        self._actions = actions
+
+    def step_wait(self) -> VecEnvStepReturn:
+        """Step every copy; finished copies are reset in the same step."""
+        obs, reward, terminated, truncated, info = self.venv.step(self._actions)
+        dones = terminated | truncated
+        infos = self._split_info(info, dones)
+        if dones.any():
+            final_obs = info["final_obs"]
+            for i in np.flatnonzero(dones):
+                infos[i]["terminal_observation"] = final_obs[i]
+                infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
+        return obs, reward.astype(np.float32), dones, infos
+
+    def _split_info(self, info: dict[str, Any], dones: NDArray[np.bool_]) -> list[dict[str, Any]]:
+        final = info.get("final_info", {})
+        infos: list[dict[str, Any]] = []
+        for i in range(self.num_envs):
+            source = final if dones[i] else info
+            infos.append({key: source[key][i].item() for key in self.info_keys if key in source})
+        return infos
+
+    def _batched_options(self) -> dict[str, Any] | None:
+        keys = {frozenset(o) for o in self._options}
+        if keys == {frozenset()}:
+            return None
+        if len(keys) != 1:
+            raise ValueError(
+                "set_options: every copy must get the same option keys (or none), "
+                f"got {sorted(sorted(k) for k in keys)}"
+            )
+        return {key: np.stack([o[key] for o in self._options]) for key in next(iter(keys))}
+
+    def close(self) -> None:
+        """Close the underlying env."""
+        self.venv.close()
+
+    # -- attribute access (the copies share one env object) --------------
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        """The attribute of the underlying vector env, once per requested copy."""
+        value = getattr(self.venv, attr_name)
+        return [value for _ in self._get_indices(indices)]
+
+    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
+        """Set an attribute on the underlying vector env (shared by all copies)."""
+        setattr(self.venv, attr_name, value)
+
+    def env_method(
+        self,
+        method_name: str,
+        *method_args: Any,
+        indices: VecEnvIndices = None,
+        **method_kwargs: Any,
+    ) -> list[Any]:
+        """Call a method of the underlying vector env once; its result for each copy."""
+        result = getattr(self.venv, method_name)(*method_args, **method_kwargs)
+        return [result for _ in self._get_indices(indices)]
+
+    def env_is_wrapped(
+        self, wrapper_class: type[gym.Wrapper], indices: VecEnvIndices = None
+    ) -> list[bool]:
+        """The native copies are never wrapped in Gymnasium wrappers."""
+        return [False for _ in self._get_indices(indices)]
+
+    def get_images(self) -> Sequence[np.ndarray | None]:
+        """One RGB frame per copy (needs ``render_mode="rgb_array"``)."""
+        frames = self.venv.render()
+        return list(frames) if frames is not None else [None] * self.num_envs
+
+    def _get_indices(self, indices: VecEnvIndices) -> Iterable[int]:
+        if indices is None:
+            return range(self.num_envs)
+        if isinstance(indices, int):
+            return [indices]
+        return indices
+
+
+def make_sb3_vec_env(
+    num_envs: int,
+    seed: int | None = None,
+    info_keys: Sequence[str] = DEFAULT_INFO_KEYS,
+    **env_kwargs: Any,
+) -> TwoLinkSB3VecEnv:
+    """Build an SB3 ``VecEnv`` of ``num_envs`` arms stepped as one batch.
+
+    Parameters
+    ----------
+    num_envs : int
+        Number of copies.
+    seed : int, optional
+        Copy ``i`` is seeded ``seed + i`` at the first reset (as SB3's
+        ``make_vec_env`` does).
+    info_keys : sequence of str
+        See :class:`TwoLinkSB3VecEnv`.
+    **env_kwargs
+        Keyword arguments of :class:`TwoLinkVectorEnv` (``task``, ``params``,
+        ``dt``, ``max_episode_steps``, ...).
+    """
+    venv = TwoLinkVectorEnv(num_envs, autoreset_mode=AutoresetMode.SAME_STEP, **env_kwargs)
+    env = TwoLinkSB3VecEnv(venv, info_keys=info_keys)
+    if seed is not None:
+        env.seed(seed)
+    return env
