@@ -35,7 +35,7 @@ class Reference:
     def __init__(self):
         t = sp.Symbol("t", real=True)
         par = sp.symbols(" ".join(FIELDS), real=True)
-        m1, m2, l1, l2, lc1, lc2, i1, i2, g, f1, f2 = par
+        m1, m2, l1, _l2, lc1, lc2, i1, i2, g, f1, f2 = par  # l2 does not enter M, C, G
         q1t, q2t = sp.Function("q1")(t), sp.Function("q2")(t)
 
         # Centres of mass from the geometry: link 1 from the origin at angle q1,
@@ -49,9 +49,7 @@ class Reference:
         )
         v1, v2 = c1.diff(t), c2.diff(t)
         w1, w2 = q1t.diff(t), q1t.diff(t) + q2t.diff(t)
-        kin = (
-            m1 * v1.dot(v1) / 2 + m2 * v2.dot(v2) / 2 + i1 * w1**2 / 2 + i2 * w2**2 / 2
-        )
+        kin = m1 * v1.dot(v1) / 2 + m2 * v2.dot(v2) / 2 + i1 * w1**2 / 2 + i2 * w2**2 / 2
         pot = m1 * g * c1[1] + m2 * g * c2[1]
         lag = kin - pot
 
@@ -79,7 +77,9 @@ class Reference:
         grav = [sp.diff(pot, s) for s in q]
         # Everything in tau that is not M ddq, G or F dq: the velocity products.
         cor = [
-            sp.expand(tau[i] - sum(mass[i, j] * ddq[j] for j in range(2)) - grav[i] - friction[i] * dq[i])
+            sp.expand(
+                tau[i] - sum(mass[i, j] * ddq[j] for j in range(2)) - grav[i] - friction[i] * dq[i]
+            )
             for i in range(2)
         ]
         # Christoffel-form Coriolis matrix built from M
@@ -278,9 +278,7 @@ def test_pieces_match_derivation(ref):
         g_ref = ref.grav(p, q)
         g_scale = (p.m1 + p.m2) * p.gravity * (p.l1 + p.l2)
         assert_close_scaled(dyn.gravity_torque(p, q), g_ref, g_scale, 1e-12)
-        assert_close_scaled(
-            dyn.gravity_jacobian(p, q), ref.gravity_jacobian(p, q), g_scale, 1e-12
-        )
+        assert_close_scaled(dyn.gravity_jacobian(p, q), ref.gravity_jacobian(p, q), g_scale, 1e-12)
         c_scale = scale * np.max(dq**2)
         assert_close_scaled(dyn.coriolis_forces(p, q, dq), ref.cor(p, q, dq), c_scale, 1e-12)
         assert_close_scaled(
@@ -498,11 +496,15 @@ def _fd_jacobians(p, x, u, eps=1e-6):
     for j in range(4):
         e = np.zeros(4)
         e[j] = eps
-        a[:, j] = (dyn.state_derivative(p, x + e, u) - dyn.state_derivative(p, x - e, u)) / (2 * eps)
+        a[:, j] = (dyn.state_derivative(p, x + e, u) - dyn.state_derivative(p, x - e, u)) / (
+            2 * eps
+        )
     for j in range(2):
         e = np.zeros(2)
         e[j] = eps
-        b[:, j] = (dyn.state_derivative(p, x, u + e) - dyn.state_derivative(p, x, u - e)) / (2 * eps)
+        b[:, j] = (dyn.state_derivative(p, x, u + e) - dyn.state_derivative(p, x, u - e)) / (
+            2 * eps
+        )
     return a, b
 
 
@@ -613,9 +615,7 @@ def test_batched_equals_loop(name, lead):
 BROADCAST_Q_DQ = ["coriolis_matrix", "coriolis_forces", "kinetic_energy", "energy"]
 
 
-@pytest.mark.parametrize(
-    "name", [*BROADCAST_Q_DQ, "forward_dynamics", "inverse_dynamics"]
-)
+@pytest.mark.parametrize("name", [*BROADCAST_Q_DQ, "forward_dynamics", "inverse_dynamics"])
 def test_q_broadcasts_against_batched_dq(name):
     sizes, out_shapes = FUNCTIONS[name]
     func = getattr(dyn, name)

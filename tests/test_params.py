@@ -66,7 +66,11 @@ def test_derived_radii():
 INVALID_VALUES = [
     *[(name, v) for name in ("m1", "m2", "l1", "l2") for v in (0.0, -1.0, -1e-12)],
     *[(name, v) for name in ("lc1", "lc2") for v in (0.0, -0.1, 1.0000001, 2.0)],
-    *[(name, v) for name in ("I1", "I2", "gravity", "friction1", "friction2") for v in (-1e-9, -1.0)],
+    *[
+        (name, v)
+        for name in ("I1", "I2", "gravity", "friction1", "friction2")
+        for v in (-1e-9, -1.0)
+    ],
     *[(name, v) for name in FIELDS for v in (math.nan, math.inf, -math.inf)],
     *[(name, v) for name in FIELDS for v in ("1.0", "abc", True, False, None, [1.0], 1 + 2j)],
 ]

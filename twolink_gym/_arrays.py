@@ -36,7 +36,7 @@ def as_vectors(value: ArrayLike, size: int, name: str) -> NDArray[Any]:
     """
     arr = np.asarray(value)
     if arr.dtype.kind not in "fc":
-        if arr.dtype.kind not in "biu":
+        if arr.dtype.kind not in "iu":
             raise ValueError(f"{name} must be numeric, got an array of dtype {arr.dtype}")
         arr = arr.astype(np.float64)
     if arr.ndim == 0 or arr.shape[-1] != size:

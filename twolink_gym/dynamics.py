@@ -315,9 +315,11 @@ def potential_energy(params: ArmParams, q: ArrayLike) -> Array:
 
 def energy(params: ArmParams, q: ArrayLike, dq: ArrayLike) -> tuple[Array, Array]:
     """Kinetic and potential energy ``(K, V)`` [J], each of shape ``(...)``."""
-    kin = kinetic_energy(params, q, dq)
-    # V depends on q only; give it the leading shape of q and dq broadcast, like K
-    return kin, np.broadcast_to(potential_energy(params, q), np.shape(kin)).copy()
+    kin, pot = kinetic_energy(params, q, dq), potential_energy(params, q)
+    if np.shape(pot) != np.shape(kin):
+        # V depends on q only; give it the leading shape of q and dq broadcast, like K
+        pot = np.broadcast_to(pot, np.shape(kin)).copy()
+    return kin, pot
 
 
 def total_energy(params: ArmParams, state: ArrayLike) -> Array:

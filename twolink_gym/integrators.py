@@ -11,6 +11,7 @@ the drift by about 30).
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable
 from typing import Any
 
@@ -131,7 +132,7 @@ def step(
         On a non-positive or non-finite ``dt``, a ``substeps`` < 1, or a wrong
         shape.
     """
-    if not (isinstance(dt, (int, float)) and math.isfinite(dt) and dt > 0):
+    if isinstance(dt, bool) or not (isinstance(dt, numbers.Real) and math.isfinite(dt) and dt > 0):
         raise ValueError(f"dt must be a finite number > 0 (seconds), got {dt!r}")
     if isinstance(substeps, bool) or not isinstance(substeps, (int, np.integer)) or substeps < 1:
         raise ValueError(f"substeps must be an integer >= 1, got {substeps!r}")

@@ -32,7 +32,9 @@ ElbowBranch = Literal["up", "down"]
 
 def wrap_angle(angle: ArrayLike) -> Array:
     """Wrap angles to ``[-pi, pi)`` [rad], elementwise."""
-    return (np.asarray(angle) + np.pi) % (2.0 * np.pi) - np.pi
+    wrapped = (np.asarray(angle) + np.pi) % (2.0 * np.pi) - np.pi
+    # rounding gives exactly +pi for angles just below -pi (mod 2 pi): fold it to -pi
+    return wrapped - 2.0 * np.pi * (wrapped >= np.pi)
 
 
 def forward_kinematics(params: ArmParams, q: ArrayLike) -> tuple[Array, Array]:

@@ -101,9 +101,11 @@ class ArmParams:
         if not isinstance(data, Mapping):
             raise ValueError(f"ArmParams.from_dict expects a mapping, got {type(data).__name__}")
         valid = [f.name for f in dataclasses.fields(cls)]
-        unknown = sorted(set(data) - set(valid))
+        unknown = sorted(map(repr, set(data) - set(valid)))
         if unknown:
-            raise ValueError(f"unknown ArmParams field(s) {unknown}; valid fields are {valid}")
+            raise ValueError(
+                f"unknown ArmParams field(s) {', '.join(unknown)}; valid fields are {valid}"
+            )
         return cls(**dict(data))
 
     @classmethod
