@@ -204,6 +204,7 @@ class TwoLinkEnv(gym.Env[ObsType, NDArray[np.float32]]):
                 self.sim.task,
                 render_mode=self.render_mode,
                 fps=self.metadata["render_fps"],
+                max_torque=self.sim.max_torque,
             )
         return self._renderer.draw(
             self._state[0],

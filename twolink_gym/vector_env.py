@@ -285,6 +285,7 @@ class TwoLinkVectorEnv(VectorEnv):
                     self.sim.task,
                     render_mode="rgb_array",
                     fps=self.metadata["render_fps"],
+                    max_torque=self.sim.max_torque,
                 )
                 for _ in range(self.num_envs)
             ]

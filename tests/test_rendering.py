@@ -1,0 +1,429 @@
+"""Rendering: frames, what is drawn where, human mode headless, recording."""
+
+from __future__ import annotations
+
+import os
+
+os.environ["SDL_VIDEODRIVER"] = "dummy"  # never open a real window
+os.environ["SDL_AUDIODRIVER"] = "dummy"
+
+import math
+import sys
+import warnings
+
+import gymnasium as gym
+import imageio.v2 as imageio_v2
+import imageio.v3 as iio
+import numpy as np
+import pytest
+from gymnasium.error import DependencyNotInstalled, ResetNeeded
+from gymnasium.utils.env_checker import check_env
+from gymnasium.wrappers import RecordVideo
+
+import twolink_gym  # noqa: F401  (registers the envs)
+from training.record import RandomPolicy, ZeroPolicy, main, record_episode
+from twolink_gym import ArmParams, TwoLinkVectorEnv, make_task
+from twolink_gym.rendering import ArmRenderer, Colors
+
+HANG = np.array([-math.pi / 2, 0.0, 0.0, 0.0])  # tip at (0, -2) for the default arm
+
+
+def pixel(frame: np.ndarray, col_row: np.ndarray) -> tuple[int, int, int]:
+    col, row = (round(float(v)) for v in col_row)
+    return tuple(int(c) for c in frame[row, col])
+
+
+def assert_color(actual: tuple[int, ...], expected: tuple[int, ...], tol: int = 3) -> None:
+    assert max(abs(a - e) for a, e in zip(actual, expected, strict=True)) <= tol, (
+        f"pixel {actual} is not {expected}"
+    )
+
+
+@pytest.fixture
+def reach_env():
+    env = gym.make("TwoLink-v0", task="reach", render_mode="rgb_array")
+    yield env
+    env.close()
+
+
+# -- frames --------------------------------------------------------------------
+@pytest.mark.parametrize("task", ["reach", "balance"])
+def test_frame_shape_and_dtype(task):
+    env = gym.make("TwoLink-v0", task=task, render_mode="rgb_array")
+    env.reset(seed=0)
+    for _ in range(2):
+        frame = env.render()
+        assert isinstance(frame, np.ndarray)
+        assert frame.shape == (500, 500, 3)
+        assert frame.dtype == np.uint8
+        assert frame.flags["C_CONTIGUOUS"] and frame.flags["WRITEABLE"]
+        env.step(env.action_space.sample())
+    env.close()
+
+
+def test_frame_size_is_width_by_height():
+    r = ArmRenderer(ArmParams(), make_task("balance"), "rgb_array", 50, size=(320, 240))
+    frame = r.draw(HANG, np.zeros(0))
+    assert frame.shape == (240, 320, 3)
+    r.close()
+
+
+def test_world_to_pixel_matches_hand_computed_mapping():
+    # default frame 500x500: base at the centre, l1 + l2 = 2 m spans 42 % of 500 px
+    r = ArmRenderer(ArmParams(), make_task("reach"), "rgb_array", 50)
+    scale = 0.42 * 500 / 2.0
+    np.testing.assert_allclose(r.world_to_pixel([0.0, 0.0]), [250.0, 250.0])
+    np.testing.assert_allclose(r.world_to_pixel([1.2, 0.9]), [250 + 1.2 * scale, 250 - 0.9 * scale])
+    np.testing.assert_allclose(r.world_to_pixel([[0.0, -2.0]]), [[250.0, 250 + 2 * scale]])
+    r.close()
+
+
+@pytest.mark.parametrize(
+    "params", [ArmParams(), ArmParams(l1=0.3, l2=0.2, lc1=0.1, lc2=0.1), ArmParams(l1=5.0, l2=1.0)]
+)
+def test_links_to_scale_and_workspace_fits_any_arm(params):
+    r = ArmRenderer(params, make_task("balance"), "rgb_array", 50)
+    reach = params.l1 + params.l2
+    # the whole workspace circle lies inside the frame with a margin
+    angles = np.linspace(0, 2 * np.pi, 64)
+    ring = r.world_to_pixel(reach * np.stack([np.cos(angles), np.sin(angles)], -1))
+    assert ring.min() > 10 and ring.max() < 490
+    # a straight horizontal arm: its drawn length is (l1 + l2) * scale pixels, and
+    # link 1 and link 2 are drawn in their colours at their midpoints
+    frame = r.draw([0.0, 0.0, 0.0, 0.0], np.zeros(0))
+    np.testing.assert_allclose(
+        r.world_to_pixel([reach, 0.0]) - r.world_to_pixel([0.0, 0.0]), [reach * r.scale, 0.0]
+    )
+    assert_color(pixel(frame, r.world_to_pixel([0.6 * params.l1, 0.0])), Colors.link1)
+    assert_color(pixel(frame, r.world_to_pixel([params.l1 + 0.6 * params.l2, 0.0])), Colors.link2)
+    # the arm ends at l1 + l2: just inside is link 2, 5 % beyond is background
+    assert_color(pixel(frame, r.world_to_pixel([0.93 * reach, 0.0])), Colors.link2)
+    assert_color(pixel(frame, r.world_to_pixel([1.05 * reach, 0.0])), Colors.background)
+    r.close()
+
+
+def test_frame_changes_when_state_changes(reach_env):
+    target = np.array([0.0, 1.5])
+    reach_env.reset(seed=0, options={"state": HANG, "target": target})
+    f_hang = reach_env.render()
+    r = reach_env.unwrapped._renderer
+    right = np.array([0.0, 0.0, 0.0, 0.0])  # arm straight along +x
+    reach_env.reset(seed=0, options={"state": right, "target": target})
+    f_right = reach_env.render()
+    assert not np.array_equal(f_hang, f_right)
+    # link 1's midpoint, from the kinematics by hand: (0, -0.5) hanging, (0.5, 0) to the right
+    assert_color(pixel(f_hang, r.world_to_pixel([0.0, -0.5])), Colors.link1)
+    assert_color(pixel(f_hang, r.world_to_pixel([0.5, 0.0])), Colors.workspace)
+    assert_color(pixel(f_right, r.world_to_pixel([0.5, 0.0])), Colors.link1)
+    assert_color(pixel(f_right, r.world_to_pixel([0.0, -0.5])), Colors.workspace)
+
+
+# -- goals -----------------------------------------------------------------
+def test_target_is_drawn_at_its_position(reach_env):
+    target = np.array([1.2, 0.9])
+    reach_env.reset(seed=0, options={"state": HANG, "target": target})
+    frame = reach_env.render()
+    # expected pixel of the target from the hand-computed mapping (see above)
+    scale = 0.42 * 500 / 2.0
+    expected = np.array([250 + 1.2 * scale, 250 - 0.9 * scale])
+    assert_color(pixel(frame, expected), Colors.target)
+    # the disc has the tolerance radius (0.05 m, about 5 px): 15 px away is no target
+    assert_color(pixel(frame, expected + np.array([0.0, 15.0])), Colors.workspace)
+    # a different target moves the red disc
+    reach_env.reset(seed=0, options={"state": HANG, "target": [-1.0, 0.5]})
+    frame2 = reach_env.render()
+    assert_color(pixel(frame2, expected), Colors.workspace)
+    assert_color(pixel(frame2, [250 - 1.0 * scale, 250 - 0.5 * scale]), Colors.target)
+
+
+def test_target_turns_green_on_success(reach_env):
+    q = np.array([0.3, 0.8])
+    tip = [math.cos(0.3) + math.cos(1.1), math.sin(0.3) + math.sin(1.1)]  # l1 = l2 = 1
+    reach_env.reset(seed=0, options={"state": [*q, 0.0, 0.0], "target": tip})
+    frame = reach_env.render()
+    r = reach_env.unwrapped._renderer
+    radius = round(0.05 * r.scale)
+    # the cross-hair is drawn over the arm, so it shows even when the tip covers the disc
+    mark = r.world_to_pixel(tip) + np.array([radius + 4, 0.0])
+    assert_color(pixel(frame, mark), Colors.target_success)
+    reach_env.reset(seed=0, options={"state": HANG, "target": tip})
+    assert_color(pixel(reach_env.render(), mark), Colors.target)
+
+
+def test_balance_draws_the_upright_goal():
+    env = gym.make("TwoLink-v0", task="balance", render_mode="rgb_array")
+    env.reset(seed=0, options={"state": HANG})
+    frame = env.render()
+    r = env.unwrapped._renderer
+    fall = env.unwrapped.task.fall_angle  # 60 degrees
+    # inside the wedge of allowed tilts (30 deg from vertical, 1.5 m out): zone colour
+    inside = 1.5 * np.array([math.cos(math.pi / 2 - fall / 2), math.sin(math.pi / 2 - fall / 2)])
+    assert_color(pixel(frame, r.world_to_pixel(inside)), Colors.upright_zone)
+    # outside it (80 deg from vertical): plain workspace
+    outside = 1.5 * np.array([math.cos(math.radians(10)), math.sin(math.radians(10))])
+    assert_color(pixel(frame, r.world_to_pixel(outside)), Colors.workspace)
+    # the dashed upright line (dashes of 0.125 m from the base, every other one drawn)
+    assert_color(pixel(frame, r.world_to_pixel([0.0, 0.31])), Colors.upright)
+    assert_color(pixel(frame, r.world_to_pixel([0.0, 0.19])), Colors.upright_zone)
+    env.close()
+
+
+# -- trail and torque ----------------------------------------------------------
+def test_trail_follows_the_tip_and_resets():
+    params = ArmParams()
+    r = ArmRenderer(params, make_task("balance"), "rgb_array", 50)
+    q2 = -0.6
+    angles = np.linspace(0.0, 0.5, 11)
+    for i, q1 in enumerate(angles):
+        frame = r.draw([q1, q2, 0.0, 0.0], np.zeros(0), time=0.02 * i)
+    # the tip position of step 4, by hand (l1 = l2 = 1): on the trail, away from the arm
+    old_tip = [
+        math.cos(angles[4]) + math.cos(angles[4] + q2),
+        math.sin(angles[4]) + math.sin(angles[4] + q2),
+    ]
+    red, _, blue = pixel(frame, r.world_to_pixel(old_tip))
+    assert red > blue + 60 and red > 200, "the trail (orange) should pass through the old tip"
+    # an earlier time than the last frame means a new episode: the trail is gone
+    frame = r.draw([angles[-1], q2, 0.0, 0.0], np.zeros(0), time=0.0)
+    assert_color(pixel(frame, r.world_to_pixel(old_tip)), Colors.workspace)
+    r.close()
+
+
+def test_torque_indicator_appears_with_torque():
+    r = ArmRenderer(ArmParams(), make_task("reach"), "rgb_array", 50, max_torque=(30.0, 10.0))
+    state = [0.0, 0.0, 0.0, 0.0]  # arm along +x
+    target = [-1.5, -0.5]  # out of the way
+    # a positive base torque sweeps an arc centred on the side the link turns to (+y)
+    probe = r.world_to_pixel([0.0, 0.11 * 2.0])
+    assert_color(pixel(r.draw(state, target, torque=(0.0, 0.0)), probe), Colors.workspace)
+    assert_color(pixel(r.draw(state, target, torque=(30.0, 0.0)), probe), Colors.torque)
+    # a negative one puts it on the other side (-y); a small one draws no arc there
+    below = r.world_to_pixel([0.0, -0.11 * 2.0])
+    assert_color(pixel(r.draw(state, target, torque=(-30.0, 0.0)), below), Colors.torque)
+    assert_color(pixel(r.draw(state, target, torque=(-30.0, 0.0)), probe), Colors.workspace)
+    r.close()
+
+
+# -- vector env ----------------------------------------------------------------
+def test_vector_env_returns_one_frame_per_copy():
+    venv = TwoLinkVectorEnv(3, task="reach", render_mode="rgb_array")
+    targets = np.array([[1.2, 0.9], [-1.0, 0.5], [0.3, -1.2]])
+    venv.reset(seed=0, options={"state": HANG, "target": targets})
+    frames = venv.render()
+    assert isinstance(frames, tuple) and len(frames) == 3
+    scale = 0.42 * 500 / 2.0
+    for i, frame in enumerate(frames):
+        assert frame.shape == (500, 500, 3) and frame.dtype == np.uint8
+        x, y = targets[i]
+        assert_color(pixel(frame, [250 + x * scale, 250 - y * scale]), Colors.target)
+        x, y = targets[(i + 1) % 3]
+        assert_color(pixel(frame, [250 + x * scale, 250 - y * scale]), Colors.workspace)
+    venv.close()
+    venv.close()
+
+
+# -- modes, errors, closing ----------------------------------------------------
+def test_human_mode_under_the_dummy_driver():
+    import pygame
+
+    env = gym.make("TwoLink-v0", task="balance", render_mode="human")
+    env.reset(seed=0)
+    assert pygame.display.get_init()
+    assert pygame.display.get_surface().get_size() == (500, 500)
+    for _ in range(3):
+        env.step(np.zeros(2, dtype=np.float32))
+    assert env.render() is None
+    env.close()
+    assert not pygame.display.get_init()
+    env.close()
+
+
+def test_render_without_render_mode_warns_and_returns_none():
+    env = gym.make("TwoLink-v0", task="reach")
+    env.reset(seed=0)
+    with pytest.warns(UserWarning, match="without specifying any render mode"):
+        assert env.render() is None
+    env.close()
+
+
+def test_render_before_reset_is_refused_by_gym_make():
+    env = gym.make("TwoLink-v0", task="reach", render_mode="rgb_array")
+    with pytest.raises(ResetNeeded):
+        env.render()
+    env.close()
+
+
+def test_close_is_idempotent_and_a_closed_env_renders_again(reach_env):
+    reach_env.reset(seed=0, options={"state": HANG, "target": [1.2, 0.9]})
+    before = reach_env.render()
+    renderer = reach_env.unwrapped._renderer
+    reach_env.close()
+    reach_env.close()  # Gymnasium: closing a closed env has no effect
+    assert renderer.closed
+    with pytest.raises(RuntimeError, match="closed"):
+        renderer.draw(HANG, np.zeros(2))
+    renderer.close()
+    # the env draws with a fresh renderer after close (as it does lazily after __init__)
+    after = reach_env.render()
+    np.testing.assert_array_equal(before, after)
+
+
+def test_bad_arguments_are_rejected():
+    task = make_task("reach")
+    with pytest.raises(ValueError, match="render_mode"):
+        ArmRenderer(ArmParams(), task, "ansi", 50)
+    with pytest.raises(ValueError, match="fps"):
+        ArmRenderer(ArmParams(), task, "rgb_array", 0)
+    with pytest.raises(ValueError, match="size"):
+        ArmRenderer(ArmParams(), task, "rgb_array", 50, size=(10, 10))
+    r = ArmRenderer(ArmParams(), task, "rgb_array", 50)
+    with pytest.raises(ValueError, match="goal"):
+        r.draw(HANG, np.zeros(0))
+    with pytest.raises(ValueError, match="state"):
+        r.draw(HANG[:3], np.zeros(2))
+    r.close()
+
+
+def test_missing_pygame_gives_install_hint(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pygame", None)  # makes `import pygame` fail
+    with pytest.raises(DependencyNotInstalled, match="pip install pygame"):
+        ArmRenderer(ArmParams(), make_task("reach"), "rgb_array", 50)
+
+
+@pytest.mark.parametrize("task", ["reach", "balance"])
+@pytest.mark.parametrize("render_mode", [None, "rgb_array"])
+def test_check_env_passes_with_render_checks(task, render_mode):
+    env = gym.make("TwoLink-v0", task=task, render_mode=render_mode)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # renders every mode of metadata["render_modes"], "human" included
+        check_env(env.unwrapped)
+    env.close()
+
+
+# -- recording -------------------------------------------------------------
+def test_gymnasium_record_video_writes_a_video(tmp_path):
+    env = gym.make("TwoLink-v0", task="reach", render_mode="rgb_array", max_episode_steps=10)
+    folder = tmp_path / "videos"
+    env = RecordVideo(env, str(folder), episode_trigger=lambda _: True, disable_logger=True)
+    env.reset(seed=0)
+    done = False
+    while not done:
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        done = terminated or truncated
+    env.close()
+    video = folder / "rl-video-episode-0.mp4"
+    assert video.is_file() and video.stat().st_size > 0
+    with imageio_v2.get_reader(video, format="FFMPEG") as reader:
+        # 11 frames were captured (the reset and 10 steps); moviepy 2.x can drop the
+        # last one of an ImageSequenceClip (Zulko/moviepy#2507)
+        assert reader.count_frames() in (10, 11)
+        assert reader.get_meta_data()["size"] == (500, 500)
+        first = reader.get_data(0).astype(int)
+    # the first frame is the reset state of seed 0 (up to H.264 compression)
+    env = gym.make("TwoLink-v0", task="reach", render_mode="rgb_array")
+    env.reset(seed=0)
+    assert np.mean(np.abs(first - env.render().astype(int))) < 3.0
+    env.close()
+
+
+def test_record_episode_writes_a_gif_with_one_frame_per_step(tmp_path):
+    env = gym.make("TwoLink-v0", task="reach", render_mode="rgb_array", max_episode_steps=8)
+    path = record_episode(RandomPolicy(env.action_space, seed=3), env, tmp_path / "a" / "ep.gif")
+    assert path == tmp_path / "a" / "ep.gif"
+    frames = iio.imread(path, index=None)
+    assert frames.shape[0] == 9 and frames.shape[1:3] == (500, 500)
+    meta = iio.immeta(path)
+    assert meta["duration"] == 20  # ms: real time at the 50 Hz control rate
+    assert meta["loop"] == 0  # forever
+    # the first frame is the reset state of seed 0 (up to the GIF palette)
+    env.reset(seed=0)
+    first = env.render().astype(int)
+    assert np.mean(np.abs(frames[0][..., :3].astype(int) - first)) < 2.0
+    env.close()
+
+
+def test_record_episode_stops_when_the_episode_terminates(tmp_path):
+    env = gym.make("TwoLink-v0", task="balance", render_mode="rgb_array")
+    # count the steps until the unactuated arm falls, independently of record_episode
+    env.reset(seed=0)
+    steps, done = 0, False
+    while not done:
+        _, _, terminated, truncated, _ = env.step(np.zeros(2, dtype=np.float32))
+        steps += 1
+        done = terminated or truncated
+    assert terminated and steps < 500
+    path = record_episode(ZeroPolicy(env.action_space), env, tmp_path / "fall.mp4", fps=25)
+    with imageio_v2.get_reader(path, format="FFMPEG") as reader:
+        assert reader.count_frames() == steps + 1
+        assert reader.get_meta_data()["fps"] == 25
+    env.close()
+
+
+def test_record_episode_writes_mp4(tmp_path):
+    env = gym.make("TwoLink-v0", task="reach", render_mode="rgb_array")
+    path = record_episode(ZeroPolicy(env.action_space), env, tmp_path / "ep.mp4", max_steps=4)
+    with imageio_v2.get_reader(path, format="FFMPEG") as reader:
+        assert reader.count_frames() == 5
+        assert reader.get_meta_data()["fps"] == 50
+    env.close()
+
+
+def test_record_episode_rejects_bad_input(tmp_path):
+    env = gym.make("TwoLink-v0", task="reach")
+    with pytest.raises(ValueError, match="rgb_array"):
+        record_episode(ZeroPolicy(env.action_space), env, tmp_path / "x.gif")
+    env.close()
+    env = gym.make("TwoLink-v0", task="reach", render_mode="rgb_array")
+    with pytest.raises(ValueError, match=r"\.gif"):
+        record_episode(ZeroPolicy(env.action_space), env, tmp_path / "x.avi")
+    with pytest.raises(ValueError, match="max_steps"):
+        record_episode(ZeroPolicy(env.action_space), env, tmp_path / "x.gif", max_steps=0)
+    env.close()
+
+
+def test_record_command_line(tmp_path, capsys):
+    out = tmp_path / "cli.gif"
+    main(
+        [
+            "--task",
+            "balance",
+            "--policy",
+            "random",
+            "--out",
+            str(out),
+            "--seed",
+            "1",
+            "--max-steps",
+            "3",
+        ]
+    )
+    assert iio.imread(out, index=None).shape[0] == 4
+    assert str(out) in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["--task", "nope", "--out", str(out)])
+
+
+def test_no_font_support_draws_without_the_readout(monkeypatch):
+    import pygame
+
+    def no_font(*args, **kwargs):
+        raise pygame.error("font support is missing")
+
+    monkeypatch.setattr(pygame.font, "Font", no_font)
+    r = ArmRenderer(ArmParams(), make_task("reach"), "rgb_array", 50)
+    frame = r.draw(HANG, np.array([1.2, 0.9]), time=1.5, reward=-0.5)
+    assert frame.shape == (500, 500, 3)
+    # the readout corner (top left) is plain background
+    corner = frame[5:60, 5:150].reshape(-1, 3)
+    assert np.all(corner == np.array(Colors.background, dtype=np.uint8))
+    r.close()
+
+
+def test_readout_is_drawn_in_the_corner():
+    r = ArmRenderer(ArmParams(), make_task("reach"), "rgb_array", 50)
+    frame = r.draw(HANG, np.array([1.2, 0.9]), time=1.5, reward=-0.5)
+    corner = frame[5:60, 5:150].astype(int)
+    # dark text pixels on the light background
+    assert np.sum(corner.sum(axis=-1) < 200) > 50
+    r.close()

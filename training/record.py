@@ -1,0 +1,246 @@
+"""Record one episode of a policy as a GIF or an MP4.
+
+:func:`record_episode` runs any object with stable-baselines3's ``predict``
+protocol (a trained model, a classical controller, ...) for one episode of an
+env made with ``render_mode="rgb_array"`` and writes the frames with imageio:
+``.gif`` through Pillow (looping forever), ``.mp4`` through imageio-ffmpeg.
+
+Standalone use, with the two trivial policies defined here::
+
+    python -m training.record --task reach --policy random --out reach.gif --seed 0
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.wrappers import TimeLimit
+from numpy.typing import NDArray
+
+import twolink_gym  # noqa: F401  (registers TwoLink-v0)
+from twolink_gym.tasks import TASKS
+
+__all__ = ["POLICIES", "RandomPolicy", "ZeroPolicy", "main", "record_episode"]
+
+#: Video formats by file suffix.
+FORMATS = (".gif", ".mp4")
+
+
+class ZeroPolicy:
+    """Applies no torque: the arm moves under gravity and friction alone.
+
+    Parameters
+    ----------
+    action_space : gymnasium.spaces.Box
+        The env's action space.
+    """
+
+    def __init__(self, action_space: gym.spaces.Box, seed: int | None = None) -> None:
+        self.action_space = action_space
+
+    def predict(
+        self,
+        observation: Any,
+        state: Any = None,
+        episode_start: Any = None,
+        deterministic: bool = True,
+    ) -> tuple[NDArray[Any], Any]:
+        """Zero action (SB3's ``predict`` protocol)."""
+        return np.zeros(self.action_space.shape, dtype=self.action_space.dtype), state
+
+
+class RandomPolicy:
+    """Uniformly random actions from the action space, seeded.
+
+    Parameters
+    ----------
+    action_space : gymnasium.spaces.Box
+        The env's action space (a copy is seeded, the env's is left alone).
+    seed : int, optional
+        Seed of the action draws.
+    """
+
+    def __init__(self, action_space: gym.spaces.Box, seed: int | None = None) -> None:
+        self.action_space = gym.spaces.Box(
+            action_space.low, action_space.high, dtype=action_space.dtype, seed=seed
+        )
+
+    def predict(
+        self,
+        observation: Any,
+        state: Any = None,
+        episode_start: Any = None,
+        deterministic: bool = True,
+    ) -> tuple[NDArray[Any], Any]:
+        """A random action (SB3's ``predict`` protocol; ``deterministic`` is ignored)."""
+        return self.action_space.sample(), state
+
+
+#: The policies of the standalone command, by name (the CLI edge).
+POLICIES: dict[str, type[ZeroPolicy] | type[RandomPolicy]] = {
+    "zero": ZeroPolicy,
+    "random": RandomPolicy,
+}
+
+
+def _episode_limit(env: gym.Env, max_steps: int | None) -> int:
+    """The most steps to run: ``max_steps``, else the env's ``TimeLimit``, else its task length."""
+    if max_steps is not None:
+        if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
+            raise ValueError(f"max_steps must be an integer >= 1, got {max_steps!r}")
+        return max_steps
+    layer: Any = env
+    while isinstance(layer, gym.Wrapper):
+        if isinstance(layer, TimeLimit):
+            return int(layer._max_episode_steps)
+        layer = layer.env
+    limit = getattr(env.unwrapped, "default_max_episode_steps", None)
+    if limit is None:
+        raise ValueError(
+            "the env has no TimeLimit and no default_max_episode_steps; pass max_steps"
+        )
+    return int(limit)
+
+
+def write_video(frames: Sequence[NDArray[np.uint8]], path: Path, fps: float) -> None:
+    """Write ``frames`` (each ``(H, W, 3)`` uint8) to ``path`` (``.gif`` or ``.mp4``) at ``fps``.
+
+    Raises
+    ------
+    ValueError
+        On another suffix or no frames.
+    """
+    import imageio.v2 as imageio
+
+    suffix = path.suffix.lower()
+    if suffix not in FORMATS:
+        raise ValueError(f"path must end in one of {list(FORMATS)}, got {str(path)!r}")
+    if not frames:
+        raise ValueError("no frames to write")
+    if suffix == ".gif":
+        # Pillow's GIF writer takes the frame duration in milliseconds; loop=0 repeats forever
+        imageio.mimwrite(path, list(frames), format="GIF", duration=1000.0 / fps, loop=0)
+    else:
+        # H.264 in yuv420p needs even sides; macro_block_size=2 pads odd ones by a pixel
+        writer: Any = imageio.get_writer(
+            path, format="FFMPEG", mode="I", fps=fps, codec="libx264", macro_block_size=2
+        )
+        with writer:
+            for frame in frames:
+                writer.append_data(frame)
+
+
+def record_episode(
+    policy: Any,
+    env: gym.Env,
+    path: str | Path,
+    *,
+    seed: int = 0,
+    options: dict[str, Any] | None = None,
+    fps: float | None = None,
+    max_steps: int | None = None,
+) -> Path:
+    """Run ``policy`` for one episode of ``env`` and write the frames to ``path``.
+
+    Parameters
+    ----------
+    policy : object
+        Anything with SB3's ``predict(obs, state=None, episode_start=None,
+        deterministic=True) -> (action, state)``; called deterministically.
+    env : gymnasium.Env
+        A (possibly wrapped) TwoLink env made with ``render_mode="rgb_array"``.
+    path : str or Path
+        Output file, ``.gif`` or ``.mp4``; parent folders are created.
+    seed : int
+        Seed of ``env.reset``.
+    options : dict, optional
+        Options of ``env.reset`` (e.g. ``{"state": ..., "target": ...}``).
+    fps : float, optional
+        Playback rate; default ``env.metadata["render_fps"]`` (real time).
+    max_steps : int, optional
+        Stop after this many steps; default: the env's ``TimeLimit`` (or its
+        task length). The episode also ends when it terminates or truncates.
+
+    Returns
+    -------
+    Path
+        The written file. It holds one frame after the reset and one after
+        each step.
+
+    Raises
+    ------
+    ValueError
+        If the env does not render ``rgb_array`` frames, or on a bad path
+        suffix, ``fps`` or ``max_steps``.
+    """
+    path = Path(path)
+    if path.suffix.lower() not in FORMATS:
+        raise ValueError(f"path must end in one of {list(FORMATS)}, got {str(path)!r}")
+    if env.render_mode != "rgb_array":
+        raise ValueError(
+            f'env must be created with render_mode="rgb_array", got {env.render_mode!r}'
+        )
+    if fps is None:
+        fps = float(env.metadata.get("render_fps", 50))
+    if not (isinstance(fps, (int, float)) and np.isfinite(fps) and fps > 0):
+        raise ValueError(f"fps must be a number > 0, got {fps!r}")
+    limit = _episode_limit(env, max_steps)
+
+    obs, _ = env.reset(seed=seed, options=options)
+    frames = [env.render()]
+    policy_state = None
+    episode_start = np.ones(1, dtype=bool)
+    for _ in range(limit):
+        action, policy_state = policy.predict(
+            obs, state=policy_state, episode_start=episode_start, deterministic=True
+        )
+        episode_start = np.zeros(1, dtype=bool)
+        obs, _, terminated, truncated, _ = env.step(action)
+        frames.append(env.render())
+        if terminated or truncated:
+            break
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_video(frames, path, fps)  # type: ignore[arg-type]
+    return path
+
+
+def main(argv: Sequence[str] | None = None) -> Path:
+    """Command line: record one episode of a trivial policy (``zero`` or ``random``)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m training.record",
+        description="Record one episode of TwoLink-v0 as a GIF or MP4.",
+    )
+    parser.add_argument("--task", choices=sorted(TASKS), default="reach")
+    parser.add_argument("--policy", choices=sorted(POLICIES), default="zero")
+    parser.add_argument("--out", type=Path, required=True, help="output file, .gif or .mp4")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the episode and the policy")
+    parser.add_argument(
+        "--fps", type=float, default=None, help="playback rate (default: real time)"
+    )
+    parser.add_argument("--max-steps", type=int, default=None, help="stop after this many steps")
+    args = parser.parse_args(argv)
+    if args.out.suffix.lower() not in FORMATS:
+        parser.error(f"--out must end in one of {list(FORMATS)}, got {str(args.out)!r}")
+
+    env = gym.make("TwoLink-v0", task=args.task, render_mode="rgb_array")
+    try:
+        space = env.action_space
+        assert isinstance(space, gym.spaces.Box)  # TwoLink's actions are a Box
+        policy = POLICIES[args.policy](space, seed=args.seed)
+        out = record_episode(
+            policy, env, args.out, seed=args.seed, fps=args.fps, max_steps=args.max_steps
+        )
+    finally:
+        env.close()
+    print(out)
+    return out
+
+
+if __name__ == "__main__":
+    main()
