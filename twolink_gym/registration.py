@@ -30,7 +30,10 @@ CONVENIENCE_IDS = {name: f"TwoLink{name.capitalize()}-v0" for name in TASKS}
 
 
 def _max_episode_steps_given_to_gym_make() -> bool:
-    """Whether the ``gym.make`` call that is creating this env was given ``max_episode_steps``.
+    """Whether the ``gym.make`` creating this env will add its own ``TimeLimit``.
+
+    That is the case when ``gym.make`` was given ``max_episode_steps``, or was
+    given a spec that carries one (re-making ``env.spec``).
 
     ``gym.make`` consumes that argument before calling the entry point and then
     wraps the env in its own ``TimeLimit``; the entry point must not add a
@@ -42,7 +45,10 @@ def _max_episode_steps_given_to_gym_make() -> bool:
         caller = frame.f_back.f_back if frame and frame.f_back else None
         if caller is None or caller.f_code is not _gym_make.__code__:
             return False
-        return caller.f_locals.get("max_episode_steps") is not None
+        if caller.f_locals.get("max_episode_steps") is not None:
+            return True
+        # gym.make(spec) of a spec that already carries a length (e.g. env.spec re-made)
+        return getattr(caller.f_locals.get("env_spec"), "max_episode_steps", None) is not None
     finally:
         del frame
 

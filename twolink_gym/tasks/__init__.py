@@ -35,7 +35,7 @@ def make_task(task: str | Task, options: Mapping[str, Any] | None = None) -> Tas
         if options:
             raise ValueError("task_options cannot be combined with a Task instance")
         return task
-    if task not in TASKS:
+    if not isinstance(task, str) or task not in TASKS:
         raise ValueError(f"unknown task {task!r}; valid tasks are {sorted(TASKS)}")
     cls = TASKS[task]
     options = dict(options or {})
