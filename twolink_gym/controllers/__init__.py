@@ -1,0 +1,53 @@
+"""Classical controllers with stable-baselines3's ``predict`` protocol.
+
+Each controller decodes the env's observation, computes joint torques from its
+model of the arm, and returns the normalised action, so one evaluation loop
+(e.g. SB3's ``evaluate_policy``) runs learned agents and these baselines on the
+same episodes::
+
+    env = gym.make("TwoLink-v0", task="balance")
+    controller = CONTROLLERS["lqr"].from_env(env)
+    action, state = controller.predict(obs, state, episode_start)
+
+:data:`CONTROLLERS` maps names to classes; ``cls.task_names()`` lists the tasks
+each applies to, and :func:`controllers_for` selects them for a task.
+"""
+
+from __future__ import annotations
+
+from twolink_gym.controllers.base import Controller, nearest_ik, simulation_of
+from twolink_gym.controllers.computed_torque import ComputedTorqueController
+from twolink_gym.controllers.impedance import ImpedanceController
+from twolink_gym.controllers.lqr import LQRController, LQRDesign, design_lqr, discrete_lqr
+from twolink_gym.controllers.pd_gravity import PDGravityController
+from twolink_gym.controllers.trajectory import quintic
+from twolink_gym.tasks import Task
+
+__all__ = [
+    "CONTROLLERS",
+    "ComputedTorqueController",
+    "Controller",
+    "ImpedanceController",
+    "LQRController",
+    "LQRDesign",
+    "PDGravityController",
+    "controllers_for",
+    "design_lqr",
+    "discrete_lqr",
+    "nearest_ik",
+    "quintic",
+    "simulation_of",
+]
+
+#: Controller classes by name: the only place controller names are mapped to code.
+CONTROLLERS: dict[str, type[Controller]] = {
+    "lqr": LQRController,
+    "computed_torque": ComputedTorqueController,
+    "pd_gravity": PDGravityController,
+    "impedance": ImpedanceController,
+}
+
+
+def controllers_for(task: Task | str) -> dict[str, type[Controller]]:
+    """The controllers of :data:`CONTROLLERS` that apply to ``task`` (name or object)."""
+    return {name: cls for name, cls in CONTROLLERS.items() if cls.applies_to(task)}

@@ -1,0 +1,307 @@
+"""What every classical controller shares: construction, decoding, ``predict``, saturation.
+
+A controller sees only what a learned agent sees: the observation, decoded with
+the env's own :func:`~twolink_gym.simulation.decode_observation`. It computes
+joint torques from its *model* of the arm (by default the env's parameters; pass
+others to study model mismatch, as Modern Robotics' ``SimulateControl`` does),
+and returns the env's normalised action ``clip(tau / max_torque, -1, 1)``.
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+from collections.abc import Mapping
+from typing import Any, ClassVar, TypeVar
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from twolink_gym.kinematics import inverse_kinematics, wrap_angle
+from twolink_gym.params import ArmParams
+from twolink_gym.simulation import (
+    DEFAULT_MAX_TORQUE,
+    DecodedObservation,
+    Simulation,
+    decode_observation,
+)
+from twolink_gym.tasks import Task, make_task
+
+__all__ = ["UPRIGHT", "Controller", "gain_vector", "nearest_ik", "simulation_of"]
+
+Array = NDArray[np.float64]
+ControllerT = TypeVar("ControllerT", bound="Controller")
+
+#: The upright equilibrium ``[q1, q2, dq1, dq2]`` that the balance task holds.
+UPRIGHT = np.array([math.pi / 2, 0.0, 0.0, 0.0])
+
+
+def simulation_of(env: Any) -> Simulation:
+    """The :class:`~twolink_gym.simulation.Simulation` behind an environment.
+
+    Accepts a :class:`~twolink_gym.env.TwoLinkEnv` (also wrapped, e.g. by
+    ``gym.make``), a :class:`~twolink_gym.vector_env.TwoLinkVectorEnv`, an SB3
+    ``VecEnv`` over either (through ``get_attr``), or a ``Simulation``.
+
+    Raises
+    ------
+    ValueError
+        If ``env`` is none of these.
+    """
+    if isinstance(env, Simulation):
+        return env
+    for candidate in (env, getattr(env, "unwrapped", None), getattr(env, "venv", None)):
+        sim = getattr(candidate, "sim", None)
+        if isinstance(sim, Simulation):
+            return sim
+    get_attr = getattr(env, "get_attr", None)
+    if callable(get_attr):
+        try:
+            sims = get_attr("sim")
+        except (AttributeError, TypeError):
+            sims = []
+        if sims and isinstance(sims[0], Simulation):
+            return sims[0]
+    raise ValueError(
+        "env must be a twolink_gym environment (TwoLinkEnv, possibly wrapped; "
+        f"TwoLinkVectorEnv; an SB3 VecEnv over one) or a Simulation, got {type(env).__name__}"
+    )
+
+
+def gain_vector(value: ArrayLike, name: str) -> Array:
+    """A per-joint (or per-axis) gain: a number or a pair of numbers, each finite and >= 0.
+
+    Returns
+    -------
+    ndarray, shape (2,)
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` if the value has another shape or a negative or
+        non-finite entry.
+    """
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a number or a pair of numbers, got {value!r}") from exc
+    if arr.shape not in ((), (2,)):
+        raise ValueError(f"{name} must be a number or a pair of numbers, got shape {arr.shape}")
+    arr = np.broadcast_to(arr, (2,)).copy()
+    if not np.all(np.isfinite(arr) & (arr >= 0.0)):
+        raise ValueError(f"{name} must be finite and >= 0, got {arr.tolist()}")
+    return arr
+
+
+def nearest_ik(params: ArmParams, target: ArrayLike, q: ArrayLike) -> Array:
+    """The inverse-kinematics solution for ``target`` nearest to the pose ``q``.
+
+    Both elbow branches are computed (targets outside the model's workspace are
+    projected onto it) and the one with the smaller joint-space distance
+    ``|wrap(q_branch - q)|`` is chosen. The result is unwrapped next to ``q``
+    (``q + wrap(q_branch - q)``), so ``result - q`` is the short way round.
+
+    Parameters
+    ----------
+    params : ArmParams
+        The (model) arm.
+    target : array_like, shape (n, 2)
+        Tip targets [m].
+    q : array_like, shape (n, 2)
+        Current joint angles [rad].
+
+    Returns
+    -------
+    ndarray, shape (n, 2)
+        Joint angles [rad].
+    """
+    q = np.asarray(q, dtype=np.float64)
+    diffs = np.stack(
+        [
+            wrap_angle(inverse_kinematics(params, target, elbow, clip=True) - q)
+            for elbow in ("up", "down")
+        ]
+    )
+    pick = np.argmin(np.sum(diffs**2, axis=-1), axis=0)
+    return q + np.take_along_axis(diffs, pick[None, :, None], axis=0)[0]
+
+
+class Controller(abc.ABC):
+    """A classical feedback controller with stable-baselines3's ``predict`` protocol.
+
+    Subclasses implement :meth:`_torque`. Build one from an environment with
+    :meth:`from_env` (the task, the control period and the torque limits come
+    from the env) or directly from its parts.
+
+    Parameters
+    ----------
+    task : Task or str
+        The task the controller is designed for; it fixes the observation layout.
+    params : ArmParams or dict, optional
+        The controller's *model* of the arm (default :class:`ArmParams`). It
+        may differ from the simulated plant (model-mismatch studies).
+    dt : float
+        Control period [s] (the env's ``dt``).
+    max_torque : float or pair of floats
+        Torques at action ±1 [N·m] (the env's ``max_torque``).
+
+    Raises
+    ------
+    ValueError
+        If the task is not one the controller applies to (:attr:`task_types`),
+        or on a bad ``dt`` or ``max_torque``.
+    """
+
+    #: The task classes the controller applies to.
+    task_types: ClassVar[tuple[type[Task], ...]] = ()
+
+    def __init__(
+        self,
+        task: Task | str,
+        params: ArmParams | Mapping[str, Any] | None = None,
+        dt: float = 0.02,
+        max_torque: ArrayLike = DEFAULT_MAX_TORQUE,
+    ) -> None:
+        the_task = make_task(task)
+        if not isinstance(the_task, self.task_types):
+            raise ValueError(
+                f"{type(self).__name__} applies to task(s) {list(self.task_names())}, "
+                f"got task {the_task.name!r}"
+            )
+        self.task: Task = the_task
+        self.params = ArmParams.coerce(params)
+        if (
+            isinstance(dt, bool)
+            or not isinstance(dt, (int, float, np.integer, np.floating))
+            or not (math.isfinite(dt) and dt > 0)
+        ):
+            raise ValueError(f"dt must be a finite number > 0 (seconds), got {dt!r}")
+        self.dt = float(dt)
+        torque = np.asarray(max_torque, dtype=np.float64)
+        if torque.shape not in ((), (2,)) or not np.all(np.isfinite(torque) & (torque > 0)):
+            raise ValueError(
+                f"max_torque must be a number or a pair of numbers > 0, got {max_torque!r}"
+            )
+        self.max_torque = np.broadcast_to(torque, (2,)).copy()
+
+    # -- construction ------------------------------------------------------
+    @classmethod
+    def task_names(cls) -> tuple[str, ...]:
+        """Names of the tasks the controller applies to."""
+        return tuple(t.name for t in cls.task_types)
+
+    @classmethod
+    def applies_to(cls, task: Task | str) -> bool:
+        """Whether the controller applies to ``task`` (an object or a registered name)."""
+        return isinstance(make_task(task), cls.task_types)
+
+    @classmethod
+    def from_env(
+        cls: type[ControllerT],
+        env: Any,
+        *,
+        model_params: ArmParams | Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> ControllerT:
+        """Build the controller for an environment.
+
+        Parameters
+        ----------
+        env : TwoLinkEnv, TwoLinkVectorEnv, SB3 VecEnv or Simulation
+            See :func:`simulation_of`. Task, ``dt`` and ``max_torque`` come from it.
+        model_params : ArmParams or dict, optional
+            The controller's model of the arm; default: the env's true parameters.
+        **options
+            The controller's own keyword arguments (gains, weights, ...).
+        """
+        sim = simulation_of(env)
+        params = sim.params if model_params is None else model_params
+        return cls(sim.task, params, sim.dt, sim.max_torque, **options)
+
+    # -- the SB3 protocol --------------------------------------------------
+    def predict(
+        self,
+        observation: ArrayLike,
+        state: Any = None,
+        episode_start: ArrayLike | None = None,
+        deterministic: bool = True,
+    ) -> tuple[NDArray[np.float32], Any]:
+        """The normalised action for an observation (or a batch of them).
+
+        Parameters
+        ----------
+        observation : array_like, shape (obs_size,) or (n, obs_size)
+            Observations of the env the controller was built for.
+        state : ndarray or None
+            The controller's state returned by the previous call (SB3's
+            recurrent-state slot); ``None`` for stateless controllers, or to let
+            a stateful controller use the state it keeps itself.
+        episode_start : array_like of bool, shape () or (n,), optional
+            Which observations begin a new episode (SB3's ``evaluate_policy``
+            passes it); stateful controllers restart there.
+        deterministic : bool
+            Ignored: the controllers are deterministic.
+
+        Returns
+        -------
+        action : ndarray of float32, shape (2,) or (n, 2)
+            ``clip(tau / max_torque, -1, 1)``.
+        state : ndarray or None
+            Pass it back with the next observation.
+
+        Raises
+        ------
+        ValueError
+            If the observation does not fit the controller's task, is not
+            finite, or ``episode_start`` has the wrong size.
+        """
+        obs = np.asarray(observation, dtype=np.float64)
+        if obs.ndim not in (1, 2):
+            raise ValueError(
+                f"observation must have shape (obs_size,) or (n, obs_size), got {obs.shape}"
+            )
+        single = obs.ndim == 1
+        obs = obs.reshape(-1, obs.shape[-1])
+        try:
+            decoded = decode_observation(obs, self.task)
+        except ValueError as exc:
+            raise ValueError(
+                f"{type(self).__name__} was built for task {self.task.name!r}: {exc}"
+            ) from exc
+        if not np.all(np.isfinite(obs)):
+            raise ValueError("observation must be finite")
+        n = obs.shape[0]
+        if episode_start is None:
+            starts = np.zeros(n, dtype=bool)
+        else:
+            starts = np.asarray(episode_start, dtype=bool).reshape(-1)
+            if starts.shape != (n,):
+                raise ValueError(
+                    f"episode_start must have one entry per observation ({n}), got shape "
+                    f"{np.shape(episode_start)}"
+                )
+        if state is not None and single:
+            state = np.asarray(state)[None]
+        tau, new_state = self._torque(decoded, state, starts)
+        action = np.clip(tau / self.max_torque, -1.0, 1.0).astype(np.float32)
+        if single:
+            return action[0], (None if new_state is None else new_state[0])
+        return action, new_state
+
+    @abc.abstractmethod
+    def _torque(
+        self, decoded: DecodedObservation, state: Any, episode_start: NDArray[np.bool_]
+    ) -> tuple[Array, Any]:
+        """Joint torques ``(n, 2)`` [N·m] for decoded observations, and the next state.
+
+        Parameters
+        ----------
+        decoded : DecodedObservation
+            States ``(n, 4)``, goals ``(n, goal_size)``, extras ``(n, extras_size)``.
+        state : ndarray, shape (n, k), or None
+            The state passed to :meth:`predict` (batched).
+        episode_start : ndarray of bool, shape (n,)
+        """
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(task={self.task.name!r}, dt={self.dt}, max_torque={self.max_torque.tolist()})"
