@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -99,7 +100,7 @@ class TwoLinkEnv(gym.Env[ObsType, NDArray[np.float32]]):
         self._state = np.zeros((1, 4))
         self._goal = np.zeros((1, self.sim.task.goal_size))
         self._last_action = np.zeros((1, 2))
-        self._time = 0.0
+        self._steps = 0
         self._last_reward = 0.0
         self._renderer: Any = None
         # valid right after __init__: an episode drawn from an unseeded generator
@@ -148,7 +149,7 @@ class TwoLinkEnv(gym.Env[ObsType, NDArray[np.float32]]):
         super().reset(seed=seed)
         self._state, self._goal = self.sim.initial_conditions([self.np_random], options, 1)
         self._last_action = np.zeros((1, 2))
-        self._time = 0.0
+        self._steps = 0
         self._last_reward = 0.0
         outcome = self.sim.evaluate(self._state, self._goal, self._last_action)
         info = self._info(outcome)
@@ -160,10 +161,12 @@ class TwoLinkEnv(gym.Env[ObsType, NDArray[np.float32]]):
 
     def step(self, action: Any) -> tuple[ObsType, float, bool, bool, dict[str, Any]]:
         """Apply a normalised torque for one control period."""
+        if self.sim.has_fast_path:
+            return self._step_scalar(action)
         a = self.sim.check_action(action, (2,))[None, :]
         self._state = self.sim.advance(self._state, a)
         self._last_action = a
-        self._time += self.sim.dt
+        self._steps += 1
         outcome = self.sim.evaluate(self._state, self._goal, a)
         obs = self.sim.observe(self._state, self._goal)[0]
         info = self._info(outcome)
@@ -172,13 +175,50 @@ class TwoLinkEnv(gym.Env[ObsType, NDArray[np.float32]]):
             self.render()
         return obs, float(outcome.reward[0]), bool(outcome.terminated[0]), False, info
 
+    def _step_scalar(self, action: Any) -> tuple[ObsType, float, bool, bool, dict[str, Any]]:
+        """:meth:`step` on Python floats (:meth:`Simulation.step_scalar`); same results.
+
+        A numpy call on an array of 2 or 4 numbers costs more than the arithmetic,
+        so the per-step work runs on floats; the outputs have the same types and
+        values (to round-off) as the batched path.
+        """
+        if type(action) is np.ndarray and action.shape == (2,) and action.dtype.kind == "f":
+            a1, a2 = action.tolist()
+            if not (math.isfinite(a1) and math.isfinite(a2)):
+                self.sim.check_action(action, (2,))  # raises the ValueError
+        else:
+            a1, a2 = self.sim.check_action(action, (2,)).tolist()
+        a1 = -1.0 if a1 < -1.0 else (1.0 if a1 > 1.0 else a1)
+        a2 = -1.0 if a2 < -1.0 else (1.0 if a2 > 1.0 else a2)
+        goal = self._goal[0]
+        x, f, out, obs = self.sim.step_scalar(self._state[0].tolist(), goal.tolist(), a1, a2)
+        # in place (cheaper than new arrays); every reader copies or converts them
+        self._state[0] = x
+        self._last_action[0] = (a1, a2)
+        self._steps += 1
+        reward = out.reward
+        info: dict[str, Any] = {
+            "state": np.array(x),
+            "tip": np.array((f.tip_x, f.tip_y)),
+            "distance": out.distance,
+            "is_success": out.success,
+            "time": self._steps * self.sim.dt,
+        }
+        if goal.shape[0]:
+            info["target"] = goal.copy()
+        info.update(out.terms)
+        self._last_reward = reward
+        if self.render_mode == "human":
+            self.render()
+        return obs, reward, out.terminated, False, info
+
     def _info(self, outcome: Any) -> dict[str, Any]:
         info: dict[str, Any] = {
             "state": self._state[0].copy(),
             "tip": outcome.tip[0],
             "distance": float(outcome.distance[0]),
             "is_success": bool(outcome.success[0]),
-            "time": self._time,
+            "time": self._steps * self.sim.dt,
         }
         if self.sim.task.goal_size:
             info["target"] = self._goal[0].copy()
@@ -209,7 +249,7 @@ class TwoLinkEnv(gym.Env[ObsType, NDArray[np.float32]]):
         return self._renderer.draw(
             self._state[0],
             self._goal[0],
-            time=self._time,
+            time=self._steps * self.sim.dt,
             reward=self._last_reward,
             torque=self.sim.torque(self._last_action)[0],
         )

@@ -96,11 +96,16 @@ class TwoLinkSB3VecEnv(VecEnv):
         return obs, reward.astype(np.float32), dones, infos
 
     def _split_info(self, info: dict[str, Any], dones: NDArray[np.bool_]) -> list[dict[str, Any]]:
-        final = info.get("final_info", {})
-        infos: list[dict[str, Any]] = []
-        for i in range(self.num_envs):
-            source = final if dones[i] else info
-            infos.append({key: source[key][i].item() for key in self.info_keys if key in source})
+        # one tolist() per key (not one .item() per copy and key)
+        keys = [key for key in self.info_keys if key in info]
+        columns = [info[key].tolist() for key in keys]
+        infos = [dict(zip(keys, row, strict=True)) for row in zip(*columns, strict=True)]
+        if not keys:
+            infos = [{} for _ in range(self.num_envs)]
+        if dones.any():
+            final = info["final_info"]
+            for i in np.flatnonzero(dones):
+                infos[i] = {key: final[key][i].item() for key in keys}
         return infos
 
     def _batched_options(self) -> dict[str, Any] | None:

@@ -10,6 +10,17 @@ Observation layout (float32), the state encoding followed by the task's extras::
 
 The encoding is lossless (angles come back with ``atan2``) and
 :func:`decode_observation` inverts it.
+
+Two backends compute a step. The reference is batched numpy over ``(n, 4)``
+state arrays: :func:`twolink_gym.integrators.step` and the task's batched
+methods (:meth:`Simulation.evaluate`, :meth:`Simulation.observe`). The fast
+paths run the same component-wise code (:func:`~twolink_gym.integrators.rk4_components`
+and :meth:`Task.outcome <twolink_gym.tasks.Task.outcome>`) either on Python
+floats (:meth:`Simulation.step_scalar`, used by the single env: numpy calls on
+arrays of 4 numbers cost more than the arithmetic) or on arrays of shape ``(n,)``
+with the trigonometry of the arrival state computed once
+(:meth:`Simulation.evaluate_and_observe`, used by the vector env). They agree
+with the reference to floating-point round-off (``tests/test_fast_paths.py``).
 """
 
 from __future__ import annotations
@@ -22,10 +33,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from twolink_gym.integrators import step as integrate
+from twolink_gym.dynamics import Coefficients, coefficients
+from twolink_gym.integrators import rk4_components
 from twolink_gym.kinematics import forward_kinematics
 from twolink_gym.params import ArmParams
 from twolink_gym.tasks import Task, make_task
+from twolink_gym.tasks.base import ARRAY_OPS, SCALAR_OPS, ArmFrame, Ops, Outcome
 
 __all__ = [
     "STATE_OBS_NAMES",
@@ -46,6 +59,13 @@ STATE_OBS_NAMES = ("cos_q1", "sin_q1", "cos_q2", "sin_q2", "dq1", "dq2")
 DEFAULT_MAX_TORQUE = (30.0, 10.0)
 #: Default joint speed limit [rad/s] (3 revolutions per second).
 DEFAULT_MAX_SPEED = 6 * math.pi
+#: Batches up to this size are stepped arm by arm on Python floats by
+#: :meth:`Simulation.step_batch` (faster than numpy for few arms; measured
+#: crossover with ``benchmarks/bench_speed.py``).
+SCALAR_LOOP_MAX_ENVS = 24
+#: :meth:`Simulation.advance` integrates batches in blocks of this many arms (the
+#: RK4 temporaries of a block fit in the CPU cache; measured with the benchmark).
+ADVANCE_BLOCK = 4096
 
 
 def encode_state(state: Array) -> Array:
@@ -154,6 +174,17 @@ class Simulation:
     substeps: int
     max_torque: Array
     max_speed: float
+    # constants of the fast paths, derived in __post_init__
+    _coef: Coefficients = dataclasses.field(init=False, repr=False, compare=False)
+    _torque1: float = dataclasses.field(init=False, repr=False, compare=False)
+    _torque2: float = dataclasses.field(init=False, repr=False, compare=False)
+    _fast: bool = dataclasses.field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_coef", coefficients(self.params))
+        object.__setattr__(self, "_torque1", float(self.max_torque[0]))
+        object.__setattr__(self, "_torque2", float(self.max_torque[1]))
+        object.__setattr__(self, "_fast", type(self.task).outcome is not Task.outcome)
 
     @classmethod
     def create(
@@ -182,11 +213,13 @@ class Simulation:
             or substeps < 1
         ):
             raise ValueError(f"substeps must be an integer >= 1, got {substeps!r}")
-        torque = np.broadcast_to(np.asarray(max_torque, dtype=np.float64), (2,)).copy()
-        if torque.shape != (2,) or not np.all(np.isfinite(torque) & (torque > 0)):
-            raise ValueError(
-                f"max_torque must be a number or a pair of numbers > 0, got {max_torque!r}"
-            )
+        message = f"max_torque must be a number or a pair of numbers > 0 (N·m), got {max_torque!r}"
+        try:
+            torque = np.broadcast_to(np.asarray(max_torque, dtype=np.float64), (2,)).copy()
+        except (TypeError, ValueError) as exc:
+            raise ValueError(message) from exc
+        if isinstance(max_torque, bool) or not np.all(np.isfinite(torque) & (torque > 0)):
+            raise ValueError(message)
         speed = _positive(max_speed, "max_speed")
         return cls(arm, the_task, dt, int(substeps), torque, speed)
 
@@ -239,8 +272,36 @@ class Simulation:
 
     # -- dynamics, observation, reward -----------------------------------
     def advance(self, state: Array, action: Array) -> Array:
-        """The state ``(n, 4)`` one control period later under ``action`` ``(n, 2)``."""
-        nxt = integrate(self.params, state, self.torque(action), self.dt, self.substeps)
+        """The state ``(n, 4)`` one control period later under ``action`` ``(n, 2)``.
+
+        Bit-identical to :func:`twolink_gym.integrators.step` with the torque
+        ``action * max_torque``, followed by clipping the speeds to ``max_speed``.
+        Large batches are integrated in blocks of :data:`ADVANCE_BLOCK` arms so
+        that the RK4 temporaries stay in the CPU cache.
+        """
+        n = state.shape[0]
+        nxt = np.empty((n, 4))
+        for start in range(0, n, ADVANCE_BLOCK):
+            x, a, out = (
+                state[start : start + ADVANCE_BLOCK],
+                action[start : start + ADVANCE_BLOCK],
+                nxt[start : start + ADVANCE_BLOCK],
+            )
+            parts = rk4_components(
+                self._coef,
+                x[:, 0],
+                x[:, 1],
+                x[:, 2],
+                x[:, 3],
+                a[:, 0] * self._torque1,
+                a[:, 1] * self._torque2,
+                self.dt,
+                self.substeps,
+                np.cos,
+                np.sin,
+            )
+            for j in range(4):
+                out[:, j] = parts[j]
         np.clip(nxt[:, 2:], -self.max_speed, self.max_speed, out=nxt[:, 2:])
         return nxt
 
@@ -259,6 +320,192 @@ class Simulation:
             success=self.task.is_success(self.params, state, goal),
             distance=self.task.distance(self.params, state, goal),
             tip=forward_kinematics(self.params, state[:, :2])[1],
+        )
+
+    # -- fast paths (component-wise; see the module docstring) ------------
+    @property
+    def has_fast_path(self) -> bool:
+        """Whether the task implements :meth:`Task.outcome` (the built-in tasks do)."""
+        return self._fast
+
+    def frame(self, q1: Any, q2: Any, dq1: Any, dq2: Any, ops: Ops) -> ArmFrame:
+        """The trigonometry and tip position of a state, computed once (floats or ``(n,)``).
+
+        The tip is computed as in :func:`twolink_gym.kinematics.forward_kinematics`.
+        """
+        q12 = q1 + q2
+        c1, s1, c12, s12 = ops.cos(q1), ops.sin(q1), ops.cos(q12), ops.sin(q12)
+        l1, l2 = self.params.l1, self.params.l2
+        return ArmFrame(
+            q1,
+            q2,
+            dq1,
+            dq2,
+            c1,
+            s1,
+            ops.cos(q2),
+            ops.sin(q2),
+            c12,
+            s12,
+            l1 * c1 + l2 * c12,
+            l1 * s1 + l2 * s12,
+        )
+
+    def step_scalar(
+        self,
+        state: Sequence[float],
+        goal: Sequence[float],
+        a1: float,
+        a2: float,
+    ) -> tuple[tuple[float, float, float, float], ArmFrame, Outcome, NDArray[np.float32]]:
+        """One control step of one arm on Python floats (the single env's fast path).
+
+        Needs :attr:`has_fast_path`.
+
+        Parameters
+        ----------
+        state : sequence of 4 floats
+            ``(q1, q2, dq1, dq2)``.
+        goal : sequence of floats
+            The goal's ``goal_size`` components.
+        a1, a2 : float
+            Normalised action, already checked and clipped to ``[-1, 1]``.
+
+        Returns
+        -------
+        state : tuple of 4 floats
+            The next state (speeds clipped to ``max_speed``).
+        frame : ArmFrame
+            Its trigonometry and tip position.
+        outcome : Outcome
+            Reward, terms, termination, success, distance and extras (floats).
+        observation : ndarray, shape (obs_size,), float32
+        """
+        x, f, out = self._scalar_core(state, goal, a1, a2)
+        obs = np.array((f.c1, f.s1, f.c2, f.s2, x[2], x[3], *out.extras), dtype=np.float32)
+        return x, f, out, obs
+
+    def _scalar_core(
+        self,
+        state: Sequence[float],
+        goal: Sequence[float],
+        a1: float,
+        a2: float,
+    ) -> tuple[tuple[float, float, float, float], ArmFrame, Outcome]:
+        q1, q2, dq1, dq2 = rk4_components(
+            self._coef,
+            state[0],
+            state[1],
+            state[2],
+            state[3],
+            a1 * self._torque1,
+            a2 * self._torque2,
+            self.dt,
+            self.substeps,
+            math.cos,
+            math.sin,
+        )
+        limit = self.max_speed
+        dq1 = min(max(dq1, -limit), limit)
+        dq2 = min(max(dq2, -limit), limit)
+        f = self.frame(q1, q2, dq1, dq2, SCALAR_OPS)
+        out = self.task.outcome(self.params, SCALAR_OPS, f, goal, a1, a2)
+        assert out is not None
+        return (q1, q2, dq1, dq2), f, out
+
+    def step_batch(
+        self, state: Array, goal: Array, action: Array
+    ) -> tuple[Array, StepOutcome, NDArray[np.float32]]:
+        """:meth:`advance`, then :meth:`evaluate_and_observe`, by the fastest backend.
+
+        Up to :data:`SCALAR_LOOP_MAX_ENVS` arms (with :attr:`has_fast_path`) are
+        stepped one by one on Python floats, where a numpy call costs more than the
+        arithmetic on a few numbers; larger batches use numpy. Both backends give
+        bit-identical results (see :mod:`twolink_gym.tasks.base`).
+
+        Parameters
+        ----------
+        state : ndarray, shape (n, 4)
+        goal : ndarray, shape (n, goal_size)
+        action : ndarray, shape (n, 2)
+            Normalised actions, already checked and clipped to ``[-1, 1]``.
+
+        Returns
+        -------
+        state : ndarray, shape (n, 4)
+            The next states.
+        outcome : StepOutcome
+        observation : ndarray, shape (n, obs_size), float32
+        """
+        n = state.shape[0]
+        if not self._fast or n > SCALAR_LOOP_MAX_ENVS:
+            nxt = self.advance(state, action)
+            outcome, obs = self.evaluate_and_observe(nxt, goal, action)
+            return nxt, outcome, obs
+        core = self._scalar_core
+        rows = [
+            core(x, g, a[0], a[1])
+            for x, g, a in zip(state.tolist(), goal.tolist(), action.tolist(), strict=True)
+        ]
+        outs = [r[2] for r in rows]
+        obs = np.array(
+            [(f.c1, f.s1, f.c2, f.s2, x[2], x[3], *o.extras) for x, f, o in rows],
+            dtype=np.float32,
+        )
+        outcome = StepOutcome(
+            reward=np.array([o.reward for o in outs], dtype=np.float64),
+            terms={
+                k: np.array([o.terms[k] for o in outs], dtype=np.float64) for k in outs[0].terms
+            },
+            terminated=np.array([o.terminated for o in outs], dtype=bool),
+            success=np.array([o.success for o in outs], dtype=bool),
+            distance=np.array([o.distance for o in outs], dtype=np.float64),
+            tip=np.array([(r[1].tip_x, r[1].tip_y) for r in rows]),
+        )
+        return np.array([r[0] for r in rows]), outcome, obs
+
+    def evaluate_and_observe(
+        self, state: Array, goal: Array, action: Array
+    ) -> tuple[StepOutcome, NDArray[np.float32]]:
+        """:meth:`evaluate` and :meth:`observe` of a batch in one pass.
+
+        With :attr:`has_fast_path`, the arrival state's trigonometry and tip are
+        computed once and shared by the observation and the task; otherwise
+        this calls :meth:`evaluate` and :meth:`observe`.
+
+        Parameters
+        ----------
+        state : ndarray, shape (n, 4)
+        goal : ndarray, shape (n, goal_size)
+        action : ndarray, shape (n, 2)
+            The applied normalised action, in ``[-1, 1]``.
+        """
+        if not self._fast:
+            return self.evaluate(state, goal, action), self.observe(state, goal)
+        n = state.shape[0]
+        f = self.frame(state[:, 0], state[:, 1], state[:, 2], state[:, 3], ARRAY_OPS)
+        goal_parts = tuple(goal[:, j] for j in range(goal.shape[1]))
+        out = self.task.outcome(self.params, ARRAY_OPS, f, goal_parts, action[:, 0], action[:, 1])
+        assert out is not None
+        obs = np.empty((n, self.observation_size), dtype=np.float32)
+        for j, column in enumerate((f.c1, f.s1, f.c2, f.s2, f.dq1, f.dq2, *out.extras)):
+            obs[:, j] = column
+        tip = np.empty((n, 2))
+        tip[:, 0] = f.tip_x
+        tip[:, 1] = f.tip_y
+        terminated = out.terminated
+        if not isinstance(terminated, np.ndarray):
+            terminated = np.full(n, bool(terminated))
+        return (
+            StepOutcome(
+                reward=out.reward,
+                terms=out.terms,
+                terminated=terminated,
+                success=out.success,
+                distance=out.distance,
+                tip=tip,
+            ),
+            obs,
         )
 
     # -- episode starts --------------------------------------------------
@@ -292,6 +539,7 @@ class Simulation:
         for i in range(n):
             states[i] = self.task.sample_initial_state(rngs[i], self.params)
             goals[i] = self.task.sample_goal(rngs[i], self.params)
+        np.clip(states[:, 2:], -self.max_speed, self.max_speed, out=states[:, 2:])
         if "state" in options:
             states = self._option_batch(options["state"], "state", 4, n)
             if np.any(np.abs(states[:, 2:]) > self.max_speed):

@@ -198,14 +198,12 @@ class TwoLinkVectorEnv(VectorEnv):
         mode = self.metadata["autoreset_mode"]
         restart = self._needs_reset.copy() if mode == AutoresetMode.NEXT_STEP else None
 
-        self._state = self.sim.advance(self._state, a)
+        self._state, outcome, obs = self.sim.step_batch(self._state, self._goal, a)
         self._last_action = a
         self._elapsed += 1
-        outcome = self.sim.evaluate(self._state, self._goal, a)
         terminated = outcome.terminated.copy()
         truncated = self._elapsed >= self.max_episode_steps
         reward = outcome.reward.copy()
-        obs = self.sim.observe(self._state, self._goal)
         info = self._info(outcome)
 
         if restart is not None and restart.any():
@@ -226,7 +224,9 @@ class TwoLinkVectorEnv(VectorEnv):
             info["final_obs"] = np.where(done[:, None], obs, 0.0).astype(np.float32)
             info["_final_obs"] = done.copy()
             info["final_info"] = {
-                k: v.copy() for k, v in info.items() if not k.startswith(("final", "_final"))
+                k: (done.copy() if k.startswith("_") else v.copy())
+                for k, v in info.items()
+                if not k.startswith(("final", "_final"))
             }
             info["_final_info"] = done.copy()
             self._restart(idx)

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import ClassVar
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from twolink_gym.kinematics import wrap_angle
 from twolink_gym.params import ArmParams
-from twolink_gym.tasks.base import Array, Task
+from twolink_gym.tasks.base import ArmFrame, Array, Ops, Outcome, Task
 
 __all__ = ["BalanceTask", "link_tilts"]
 
@@ -73,6 +74,7 @@ class BalanceTask(Task):
     init_speed_noise: float = 0.1
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         for name in ("fall_angle", "success_angle", "success_speed"):
             if not getattr(self, name) > 0:
                 raise ValueError(
@@ -136,3 +138,30 @@ class BalanceTask(Task):
         return (self.distance(params, state, goal) <= self.success_angle) & np.all(
             np.abs(state[:, 2:]) <= self.success_speed, axis=1
         )
+
+    def outcome(
+        self,
+        params: ArmParams,
+        ops: Ops,
+        frame: ArmFrame,
+        goal: Sequence[Any],
+        a1: Any,
+        a2: Any,
+    ) -> Outcome:
+        """All of the task's per-step values in one pass (see :meth:`Task.outcome`)."""
+        # link_tilts and kinematics.wrap_angle, component-wise (% is a floored modulo
+        # on Python floats and on numpy arrays alike)
+        tilt1 = (frame.q1 - math.pi / 2 + math.pi) % (2.0 * math.pi) - math.pi
+        tilt2 = (frame.q1 + frame.q2 - math.pi / 2 + math.pi) % (2.0 * math.pi) - math.pi
+        dist = ops.maximum(abs(tilt1), abs(tilt2))
+        upright = 0.25 * (1.0 + ops.cos(tilt1)) * (1.0 + ops.cos(tilt2))
+        ctrl = 1.0 - 0.5 * self.ctrl_weight * (a1 * a1 + a2 * a2)
+        speed2 = frame.dq1 * frame.dq1 + frame.dq2 * frame.dq2
+        still = 1.0 - self.speed_weight * (1.0 - ops.exp(-speed2 / 10.0))
+        success = (
+            (dist <= self.success_angle)
+            & (abs(frame.dq1) <= self.success_speed)
+            & (abs(frame.dq2) <= self.success_speed)
+        )
+        terms = {"reward_upright": upright, "reward_ctrl": ctrl, "reward_still": still}
+        return Outcome(upright * ctrl * still, terms, dist > self.fall_angle, success, dist, ())

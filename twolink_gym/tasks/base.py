@@ -4,16 +4,83 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-from typing import Any, ClassVar
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
 from twolink_gym.params import ArmParams
 
-__all__ = ["Task"]
+__all__ = ["ARRAY_OPS", "SCALAR_OPS", "ArmFrame", "Ops", "Outcome", "Task"]
 
 Array = NDArray[np.float64]
+
+
+class Ops(NamedTuple):
+    """Elementwise math of one backend of the component-wise fast paths."""
+
+    cos: Callable[[Any], Any]
+    sin: Callable[[Any], Any]
+    sqrt: Callable[[Any], Any]
+    exp: Callable[[Any], Any]
+    maximum: Callable[[Any, Any], Any]
+
+
+def _exp_scalar(x: float) -> float:
+    # numpy's exp (not math.exp, which differs in the last bit) so that the
+    # scalar and the batched fast paths agree bit for bit
+    return float(np.exp(x))
+
+
+# The two backends give bit-identical results where numpy's float64 cos/sin call
+# the C library like math.cos/sin (checked on Linux x86-64 with numpy 2.x; sqrt
+# is correctly rounded everywhere), so the single env and the vector env produce
+# identical numbers. Vector lengths are sqrt(x² + y²) rather than hypot, whose
+# Python and numpy versions differ in the last bit.
+#: Python floats (the single env's scalar path).
+SCALAR_OPS = Ops(math.cos, math.sin, math.sqrt, _exp_scalar, max)
+#: numpy arrays of shape ``(n,)`` (the vector env's batched path).
+ARRAY_OPS = Ops(np.cos, np.sin, np.sqrt, np.exp, np.maximum)
+
+
+class ArmFrame(NamedTuple):
+    """The arrival state and its kinematics, component-wise, computed once per step.
+
+    Every field is a Python float (scalar path) or an ndarray of shape ``(n,)``
+    (batched path). ``c1 = cos q1``, ``s12 = sin(q1 + q2)``, etc.; ``tip_x``,
+    ``tip_y`` is the tip position [m].
+    """
+
+    q1: Any
+    q2: Any
+    dq1: Any
+    dq2: Any
+    c1: Any
+    s1: Any
+    c2: Any
+    s2: Any
+    c12: Any
+    s12: Any
+    tip_x: Any
+    tip_y: Any
+
+
+class Outcome(NamedTuple):
+    """What :meth:`Task.outcome` returns (floats, or arrays of shape ``(n,)``).
+
+    ``terms`` maps the reward's term names to values; ``extras`` is the tuple of
+    observation extras (length ``extras_size``); ``terminated`` may be the
+    Python bool ``False`` for a task that never terminates.
+    """
+
+    reward: Any
+    terms: dict[str, Any]
+    terminated: Any
+    success: Any
+    distance: Any
+    extras: tuple[Any, ...]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,6 +112,36 @@ class Task(abc.ABC):
     episode_seconds: ClassVar[float]
     goal_size: ClassVar[int]
     extras_size: ClassVar[int]
+
+    def __post_init__(self) -> None:
+        """Check each option against its declared type (subclasses call this first).
+
+        ``float`` options must be finite real numbers (stored as float), ``bool``
+        options ``True`` or ``False``.
+
+        Raises
+        ------
+        ValueError
+            Naming the task, the option and the value.
+        """
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if field.type in ("bool", bool):
+                if not isinstance(value, (bool, np.bool_)):
+                    raise ValueError(
+                        f"{self.name} task option {field.name} must be True or False, got {value!r}"
+                    )
+                object.__setattr__(self, field.name, bool(value))
+            elif field.type in ("float", float):
+                if (
+                    isinstance(value, (bool, np.bool_))
+                    or not isinstance(value, (int, float, np.integer, np.floating))
+                    or not math.isfinite(value)
+                ):
+                    raise ValueError(
+                        f"{self.name} task option {field.name} must be a finite number, got {value!r}"
+                    )
+                object.__setattr__(self, field.name, float(value))
 
     # -- episodes --------------------------------------------------------
     @abc.abstractmethod
@@ -112,6 +209,40 @@ class Task(abc.ABC):
     @abc.abstractmethod
     def is_success(self, params: ArmParams, state: Array, goal: Array) -> NDArray[np.bool_]:
         """Whether each episode is in its success condition now, shape ``(n,)``."""
+
+    # -- fast path (optional) -------------------------------------------
+    def outcome(
+        self,
+        params: ArmParams,
+        ops: Ops,
+        frame: ArmFrame,
+        goal: Sequence[Any],
+        a1: Any,
+        a2: Any,
+    ) -> Outcome | None:
+        """Reward, termination, success, distance and extras in one pass (fast path).
+
+        The component-wise twin of :meth:`reward`, :meth:`terminated`,
+        :meth:`is_success`, :meth:`distance` and :meth:`observation_extras`,
+        computing each shared quantity once, on Python floats
+        (``ops=SCALAR_OPS``) or on arrays of shape ``(n,)`` (``ops=ARRAY_OPS``).
+        It must return the same values as those methods up to round-off
+        (``tests/test_fast_paths.py`` checks the built-in tasks). The default
+        returns ``None``: the environments then use the batched methods.
+
+        Parameters
+        ----------
+        params : ArmParams
+        ops : Ops
+            The backend's elementwise functions.
+        frame : ArmFrame
+            The state after the step and its kinematics.
+        goal : sequence
+            The goal's ``goal_size`` components.
+        a1, a2 : float or ndarray
+            The applied normalised action, in ``[-1, 1]``.
+        """
+        return None
 
     def options(self) -> dict[str, Any]:
         """The task's options as a JSON-friendly dict."""

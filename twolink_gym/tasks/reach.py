@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import ClassVar
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from twolink_gym.kinematics import forward_kinematics, tip_velocity
 from twolink_gym.params import ArmParams
-from twolink_gym.tasks.base import Array, Task
+from twolink_gym.tasks.base import ArmFrame, Array, Ops, Outcome, Task
 
 __all__ = ["ReachTask"]
 
@@ -70,6 +71,7 @@ class ReachTask(Task):
     max_target_radius_frac: float = 0.95
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         for name in ("tolerance", "success_speed"):
             if not getattr(self, name) > 0:
                 raise ValueError(
@@ -168,3 +170,36 @@ class ReachTask(Task):
         return (self.distance(params, state, goal) <= self.tolerance) & (
             self._tip_speed(params, state) <= self.success_speed
         )
+
+    def outcome(
+        self,
+        params: ArmParams,
+        ops: Ops,
+        frame: ArmFrame,
+        goal: Sequence[Any],
+        a1: Any,
+        a2: Any,
+    ) -> Outcome:
+        """All of the task's per-step values in one pass (see :meth:`Task.outcome`)."""
+        gx, gy = goal
+        to_x = gx - frame.tip_x
+        to_y = gy - frame.tip_y
+        dist = ops.sqrt(to_x * to_x + to_y * to_y)
+        extras = (gx, gy, to_x, to_y)
+        # tip velocity J(q) dq, with the terms of kinematics.jacobian
+        s1, c1 = params.l1 * frame.s1, params.l1 * frame.c1
+        s12, c12 = params.l2 * frame.s12, params.l2 * frame.c12
+        vx = (-s1 - s12) * frame.dq1 + (-s12) * frame.dq2
+        vy = (c1 + c12) * frame.dq1 + c12 * frame.dq2
+        speed = ops.sqrt(vx * vx + vy * vy)
+        success = (dist <= self.tolerance) & (speed <= self.success_speed)
+        if self.sparse:
+            reward = 1.0 * (dist <= self.tolerance)
+            return Outcome(reward, {"reward_dist": reward}, False, success, dist, extras)
+        reward_ctrl = -self.ctrl_weight * (a1 * a1 + a2 * a2)
+        terms = {"reward_dist": -dist, "reward_ctrl": reward_ctrl}
+        reward = -dist + reward_ctrl
+        if self.speed_weight:
+            terms["reward_speed"] = reward_speed = -self.speed_weight * speed**2
+            reward = reward + reward_speed
+        return Outcome(reward, terms, False, success, dist, extras)

@@ -1,0 +1,245 @@
+"""Registration of ``TwoLink-v0`` and the per-task ids: ``gym.make``, ``gym.make_vec``, time limits.
+
+Episode lengths are the documented ones (reach 4 s, balance 10 s at the default
+50 Hz control rate: 200 and 500 steps), typed here from the documentation, not
+read back from the code. Truncation is checked by running episodes to their end
+on an arm in a horizontal plane (``gravity = 0``) held still at the upright
+pose, where neither task can terminate early.
+"""
+
+import math
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.envs.registration import EnvSpec
+from gymnasium.vector import AutoresetMode, SyncVectorEnv
+from gymnasium.wrappers import TimeLimit
+
+import twolink_gym
+from twolink_gym import TwoLinkEnv, TwoLinkVectorEnv
+
+REACH_STEPS = 200  # 4 s at 0.02 s
+BALANCE_STEPS = 500  # 10 s at 0.02 s
+TASK_STEPS = {"reach": REACH_STEPS, "balance": BALANCE_STEPS}
+CONVENIENCE = {"reach": "TwoLinkReach-v0", "balance": "TwoLinkBalance-v0"}
+UPRIGHT_STILL = [math.pi / 2, 0.0, 0.0, 0.0]
+NO_GRAVITY = {"gravity": 0.0}
+
+
+def _episode_length(env: gym.Env, limit: int = 5000) -> int:
+    """Steps until the episode ends, from a still upright arm without gravity.
+
+    Asserts that the ending is a truncation (never a termination) and that no
+    earlier step was flagged.
+    """
+    options = {"state": UPRIGHT_STILL}
+    if env.unwrapped.task.goal_size:
+        options["target"] = [0.0, 2.0]  # the upright tip: reach's distance is 0
+    env.reset(seed=0, options=options)
+    zero = np.zeros(2, dtype=np.float32)
+    for n in range(1, limit + 1):
+        _, _, terminated, truncated, _ = env.step(zero)
+        assert not terminated
+        if truncated:
+            return n
+    raise AssertionError(f"no truncation within {limit} steps")
+
+
+# -- the registry --------------------------------------------------------------
+
+
+def test_ids_are_registered_with_entry_points():
+    for env_id in ("TwoLink-v0", *CONVENIENCE.values()):
+        spec = gym.spec(env_id)
+        assert spec.entry_point is not None
+        assert spec.vector_entry_point is not None
+
+
+def test_convenience_ids_carry_task_and_length():
+    for task, env_id in CONVENIENCE.items():
+        spec = gym.spec(env_id)
+        assert spec.kwargs["task"] == task
+        assert spec.max_episode_steps == TASK_STEPS[task]
+
+
+def test_register_envs_is_idempotent():
+    before = {k: gym.spec(k) for k in ("TwoLink-v0", *CONVENIENCE.values())}
+    twolink_gym.register_envs()
+    after = {k: gym.spec(k) for k in before}
+    assert before == after
+
+
+def test_default_task_is_reach():
+    env = gym.make("TwoLink-v0")
+    assert env.unwrapped.task.name == "reach"
+    assert env.observation_space.shape == (10,)
+
+
+# -- gym.make ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("task", ["reach", "balance"])
+def test_make_gives_the_tasks_episode_length(task):
+    env = gym.make("TwoLink-v0", task=task, params=NO_GRAVITY)
+    assert isinstance(env.unwrapped, TwoLinkEnv)
+    assert env.unwrapped.task.name == task
+    assert env.spec.max_episode_steps == TASK_STEPS[task]
+    assert _episode_length(env) == TASK_STEPS[task]
+
+
+@pytest.mark.parametrize("task", ["reach", "balance"])
+def test_convenience_id_gives_the_tasks_episode_length(task):
+    env = gym.make(CONVENIENCE[task], params=NO_GRAVITY)
+    assert env.unwrapped.task.name == task
+    assert _episode_length(env) == TASK_STEPS[task]
+
+
+def test_episode_length_is_in_seconds():
+    # reach lasts 4 s: 400 steps at dt = 0.01 s, 100 steps at dt = 0.04 s
+    for dt, steps in ((0.01, 400), (0.04, 100)):
+        env = gym.make("TwoLink-v0", task="reach", dt=dt, params=NO_GRAVITY)
+        assert _episode_length(env) == steps
+
+
+@pytest.mark.parametrize("env_id", ["TwoLink-v0", "TwoLinkReach-v0", "TwoLinkBalance-v0"])
+@pytest.mark.parametrize("steps", [7, 123, 750])
+def test_max_episode_steps_overrides_longer_and_shorter(env_id, steps):
+    kwargs = {} if env_id != "TwoLink-v0" else {"task": "balance"}
+    env = gym.make(env_id, max_episode_steps=steps, params=NO_GRAVITY, **kwargs)
+    assert env.spec.max_episode_steps == steps
+    assert _episode_length(env) == steps
+    # one TimeLimit only: no hidden shorter limit of the task underneath
+    limits = []
+    e = env
+    while isinstance(e, gym.Wrapper):
+        if isinstance(e, TimeLimit):
+            limits.append(e._max_episode_steps)
+        e = e.env
+    assert limits == [steps]
+
+
+def test_max_episode_steps_minus_one_means_no_limit():
+    env = gym.make("TwoLink-v0", task="reach", max_episode_steps=-1, params=NO_GRAVITY)
+    env.reset(seed=0, options={"state": UPRIGHT_STILL, "target": [0.0, 2.0]})
+    for _ in range(REACH_STEPS + 50):
+        _, _, terminated, truncated, _ = env.step(np.zeros(2, dtype=np.float32))
+        assert not (terminated or truncated)
+
+
+def test_truncation_is_reported_the_gymnasium_way():
+    # truncated (not terminated) on the last step; the wrapped env itself never truncates
+    env = gym.make("TwoLink-v0", task="reach", max_episode_steps=3, params=NO_GRAVITY)
+    env.reset(seed=1, options={"state": UPRIGHT_STILL, "target": [0.0, 2.0]})
+    flags = [env.step(np.zeros(2, dtype=np.float32))[2:4] for _ in range(3)]
+    assert flags == [(False, False), (False, False), (False, True)]
+    raw = TwoLinkEnv(task="reach", params=NO_GRAVITY)
+    raw.reset(seed=1, options={"state": UPRIGHT_STILL, "target": [0.0, 2.0]})
+    for _ in range(REACH_STEPS + 10):
+        assert raw.step(np.zeros(2, dtype=np.float32))[3] is False
+
+
+def test_remake_from_spec_keeps_a_longer_episode_length():
+    env = gym.make("TwoLink-v0", task="balance", max_episode_steps=750, params=NO_GRAVITY)
+    again = gym.make(env.spec)
+    assert _episode_length(again) == 750
+
+
+@pytest.mark.parametrize("task", ["reach", "balance"])
+def test_remake_from_spec_keeps_the_default_episode_length(task):
+    env = gym.make("TwoLink-v0", task=task, params=NO_GRAVITY)
+    again = gym.make(env.spec)
+    assert _episode_length(again) == TASK_STEPS[task]
+
+
+def test_kwargs_are_json_friendly_and_survive_a_spec_round_trip():
+    env = gym.make(
+        "TwoLink-v0",
+        task="balance",
+        params={"m1": 2.0, "l2": 0.8, "lc2": 0.4},
+        dt=0.01,
+        substeps=3,
+        max_torque=[40.0, 12.0],
+        max_speed=10.0,
+        task_options={"fall_angle": 1.0, "ctrl_weight": 0.1},
+    )
+    spec = EnvSpec.from_json(env.spec.to_json())
+    again = gym.make(spec).unwrapped
+    assert again.params == twolink_gym.ArmParams(m1=2.0, l2=0.8, lc2=0.4)
+    assert again.dt == 0.01
+    assert again.sim.substeps == 3
+    np.testing.assert_array_equal(again.sim.max_torque, [40.0, 12.0])
+    assert again.sim.max_speed == 10.0
+    assert again.task.fall_angle == 1.0
+    assert again.task.ctrl_weight == 0.1
+
+
+def test_make_accepts_armparams_and_dict_alike():
+    params = twolink_gym.ArmParams(m2=1.5, friction1=0.0)
+    a = gym.make("TwoLink-v0", params=params).unwrapped
+    b = gym.make("TwoLink-v0", params=params.to_dict()).unwrapped
+    assert a.params == b.params == params
+
+
+def test_make_rejects_an_unknown_task_listing_the_valid_ones():
+    with pytest.raises(ValueError, match=r"unknown task 'swim'.*\['balance', 'reach'\]"):
+        gym.make("TwoLink-v0", task="swim")
+
+
+def test_make_rejects_a_bad_render_mode():
+    with pytest.raises(ValueError, match="render_mode"):
+        gym.make("TwoLink-v0", render_mode="ascii")
+
+
+# -- gym.make_vec --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("task", ["reach", "balance"])
+def test_make_vec_returns_the_native_vector_env(task):
+    env = gym.make_vec("TwoLink-v0", num_envs=4, task=task)
+    assert isinstance(env, TwoLinkVectorEnv)
+    assert env.num_envs == 4
+    assert env.sim.task.name == task
+    assert env.max_episode_steps == TASK_STEPS[task]
+    assert env.metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP
+
+
+@pytest.mark.parametrize("task", ["reach", "balance"])
+def test_make_vec_of_convenience_id(task):
+    env = gym.make_vec(CONVENIENCE[task], num_envs=3)
+    assert isinstance(env, TwoLinkVectorEnv)
+    assert env.sim.task.name == task
+    assert env.max_episode_steps == TASK_STEPS[task]
+    assert gym.make_vec(CONVENIENCE[task], num_envs=3, max_episode_steps=11).max_episode_steps == 11
+
+
+def test_make_vec_passes_kwargs():
+    env = gym.make_vec(
+        "TwoLink-v0",
+        num_envs=2,
+        task="balance",
+        dt=0.01,
+        max_episode_steps=9,
+        params={"m2": 0.5},
+        autoreset_mode="SameStep",
+    )
+    assert env.sim.dt == 0.01
+    assert env.max_episode_steps == 9
+    assert env.sim.params.m2 == 0.5
+    assert env.metadata["autoreset_mode"] is AutoresetMode.SAME_STEP
+    # a balance episode lasts 10 s: 1000 steps at dt = 0.01
+    assert gym.make_vec("TwoLink-v0", num_envs=2, task="balance", dt=0.01).max_episode_steps == 1000
+
+
+def test_make_vec_sync_mode_wraps_single_envs_with_their_time_limit():
+    env = gym.make_vec("TwoLink-v0", num_envs=2, vectorization_mode="sync", task="reach")
+    assert isinstance(env, SyncVectorEnv)
+    obs, _ = env.reset(seed=0)
+    assert obs.shape == (2, 10)
+    assert all(e.spec.max_episode_steps == REACH_STEPS for e in env.envs)
+
+
+@pytest.mark.parametrize("num_envs", [0, -2, 1.5, True, "2"])
+def test_make_vec_rejects_bad_num_envs(num_envs):
+    with pytest.raises(ValueError, match="num_envs"):
+        gym.make_vec("TwoLink-v0", num_envs=num_envs)

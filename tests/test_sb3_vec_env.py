@@ -1,0 +1,131 @@
+"""The SB3 adapter over the native vector env has SB3's VecEnv semantics.
+
+The independent reference is a single ``TwoLinkEnv`` per copy, seeded and driven
+with the same actions, reset by hand when its episode ends (what SB3's
+``DummyVecEnv`` does), and SB3's own ``DummyVecEnv`` for the PPO check.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("stable_baselines3")
+
+from stable_baselines3 import PPO
+from stable_baselines3.common.env_util import make_vec_env
+from stable_baselines3.common.vec_env import VecEnv
+
+from twolink_gym.env import TwoLinkEnv
+from twolink_gym.sb3_vec_env import TwoLinkSB3VecEnv, make_sb3_vec_env
+from twolink_gym.vector_env import TwoLinkVectorEnv
+
+
+def single_env_reference(task, seeds, actions, max_steps):
+    """Per step and copy: (obs after auto-reset, reward, done, final obs, truncated, success)."""
+    envs = [TwoLinkEnv(task=task) for _ in seeds]
+    elapsed = [0] * len(seeds)
+    first = [env.reset(seed=s)[0] for env, s in zip(envs, seeds, strict=True)]
+    steps = []
+    for a in actions:
+        row = []
+        for i, env in enumerate(envs):
+            obs, reward, term, _, info = env.step(a[i])
+            elapsed[i] += 1
+            trunc = elapsed[i] >= max_steps
+            final = obs
+            if term or trunc:
+                obs, _ = env.reset()
+                elapsed[i] = 0
+            row.append((obs, reward, term or trunc, final, trunc and not term, info["is_success"]))
+        steps.append(row)
+    return first, steps
+
+
+@pytest.mark.parametrize(
+    ("task", "max_steps"),
+    [("reach", 7), ("balance", 500)],  # reach truncates; random actions make balance fall
+)
+def test_steps_match_single_envs_with_sb3_semantics(task, max_steps):
+    n, steps = 4, 60
+    rng = np.random.default_rng(0)
+    actions = rng.uniform(-1, 1, (steps, n, 2)).astype(np.float32)
+    env = make_sb3_vec_env(n, seed=3, task=task, max_episode_steps=max_steps)
+    assert isinstance(env, VecEnv)
+    first, reference = single_env_reference(task, [3 + i for i in range(n)], actions, max_steps)
+    np.testing.assert_array_equal(env.reset(), np.stack(first))
+    truncations = terminations = 0
+    for t in range(steps):
+        obs, rewards, dones, infos = env.step(actions[t])
+        assert obs.dtype == np.float32 and rewards.dtype == np.float32 and dones.dtype == bool
+        assert len(infos) == n
+        for i in range(n):
+            r_obs, r_reward, r_done, r_final, r_trunc, r_success = reference[t][i]
+            np.testing.assert_array_equal(obs[i], r_obs)  # reset within the same step
+            assert rewards[i] == np.float32(r_reward)
+            assert dones[i] == r_done
+            assert infos[i]["is_success"] == r_success  # of the final state when done
+            if r_done:
+                np.testing.assert_array_equal(infos[i]["terminal_observation"], r_final)
+                assert infos[i]["TimeLimit.truncated"] == r_trunc
+                truncations += r_trunc
+                terminations += not r_trunc
+            else:
+                assert "terminal_observation" not in infos[i]
+                assert "TimeLimit.truncated" not in infos[i]
+    if task == "reach":
+        assert truncations >= n and terminations == 0
+    else:
+        assert terminations >= n and truncations == 0
+
+
+def test_seed_and_set_options_apply_at_the_next_reset():
+    n = 3
+    env = make_sb3_vec_env(n, task="reach")
+    env.seed(11)
+    obs = env.reset()
+    for i in range(n):
+        expected, _ = TwoLinkEnv(task="reach").reset(seed=11 + i)
+        np.testing.assert_array_equal(obs[i], expected)
+    states = [[0.1 * i, -0.2, 0.0, 0.3] for i in range(n)]
+    targets = [[0.5, 0.4 + 0.1 * i] for i in range(n)]
+    env.set_options([{"state": s, "target": g} for s, g in zip(states, targets, strict=True)])
+    obs = env.reset()
+    decoded = env.venv.decode(obs)
+    np.testing.assert_allclose(decoded.state, states, atol=1e-6)
+    np.testing.assert_allclose(decoded.goal, targets, atol=1e-6)
+    # options are used once: the next reset draws again
+    assert not np.allclose(env.venv.decode(env.reset()).goal, targets, atol=1e-3)
+    env.set_options([{"state": states[0]}, {}, {}])
+    with pytest.raises(ValueError, match="same option keys"):
+        env.reset()
+
+
+def test_requires_a_same_step_native_env():
+    with pytest.raises(ValueError, match="SameStep"):
+        TwoLinkSB3VecEnv(TwoLinkVectorEnv(2))
+    with pytest.raises(ValueError, match="TwoLinkVectorEnv"):
+        TwoLinkSB3VecEnv(object())  # type: ignore[arg-type]
+
+
+def test_attribute_access_and_wrapping_queries():
+    env = make_sb3_vec_env(2, task="balance")
+    assert env.get_attr("num_envs") == [2, 2]
+    assert env.env_is_wrapped(object) == [False, False]  # type: ignore[arg-type]
+    assert env.env_method("decode", np.zeros((2, 6)), indices=[0])[0].state.shape == (2, 4)
+
+
+def test_ppo_first_rollout_equals_dummy_vec_env():
+    """Same seed: PPO on the adapter and on DummyVecEnv of single envs sees the same data."""
+    n, n_steps = 4, 16
+
+    def first_rollout(venv):
+        model = PPO("MlpPolicy", venv, n_steps=n_steps, batch_size=n * n_steps, n_epochs=1, seed=0)
+        model.learn(total_timesteps=n * n_steps)
+        buf = model.rollout_buffer
+        return buf.observations.copy(), buf.rewards.copy(), buf.actions.copy()
+
+    native = first_rollout(make_sb3_vec_env(n, seed=5, task="reach"))
+    dummy = first_rollout(make_vec_env("TwoLink-v0", n_envs=n, seed=5))
+    for a, b in zip(native, dummy, strict=True):
+        np.testing.assert_array_equal(a, b)

@@ -1,0 +1,390 @@
+"""Reward terms, termination and success of the tasks against hand-computed cases.
+
+The arm is placed with ``reset(options=...)`` so that the quantities are known
+from geometry (tip by trigonometry, targets by inverse kinematics or trig, tilts
+from the angle convention of SPEC §1). Cases that need a step use an arm in a
+horizontal plane (``gravity = 0``) held still with zero torque: it stays exactly
+where it was put, so the step's reward, termination and success are those of
+the placed pose. Nothing here calls a task's own reward function.
+"""
+
+import math
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import twolink_gym
+from twolink_gym import ArmParams, TwoLinkEnv, TwoLinkVectorEnv
+
+NO_GRAVITY = ArmParams(gravity=0.0)
+ZERO = np.zeros(2, dtype=np.float32)
+DEG = math.pi / 180
+
+
+def tip_by_trig(params, q1, q2):
+    return np.array(
+        [
+            params.l1 * math.cos(q1) + params.l2 * math.cos(q1 + q2),
+            params.l1 * math.sin(q1) + params.l2 * math.sin(q1 + q2),
+        ]
+    )
+
+
+def still_step(env, state, action=ZERO, **options):
+    """Reset to ``state`` (and options) and take one step; return the step."""
+    env.reset(options={"state": state, **options})
+    return env.step(action)
+
+
+# -- reach ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("q", [(0.3, 1.2), (-2.0, -0.7), (2.9, 2.5), (math.pi / 2, 0.0)])
+def test_reach_tip_on_a_trig_target_has_zero_distance(q):
+    params = ArmParams(l1=1.1, l2=0.8, lc1=0.5, lc2=0.4)
+    target = tip_by_trig(params, *q)
+    env = TwoLinkEnv(task="reach", params=params)
+    _, info = env.reset(options={"state": [q[0], q[1], 0.0, 0.0], "target": target})
+    assert info["distance"] == pytest.approx(0.0, abs=1e-15)
+    assert info["reward_dist"] == pytest.approx(0.0, abs=1e-15)
+    assert info["reward_ctrl"] == 0.0
+    assert info["is_success"] is True
+    np.testing.assert_allclose(info["tip"], target, rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize("elbow", ["up", "down"])
+@pytest.mark.parametrize("target", [(0.7, -1.1), (-1.5, 0.2), (0.0, 1.95)])
+def test_reach_tip_on_an_ik_target_gives_zero_reward_after_a_still_step(target, elbow):
+    q = twolink_gym.inverse_kinematics(NO_GRAVITY, target, elbow)
+    env = TwoLinkEnv(task="reach", params=NO_GRAVITY)
+    _, reward, terminated, truncated, info = still_step(env, [q[0], q[1], 0.0, 0.0], target=target)
+    np.testing.assert_array_equal(info["state"], [q[0], q[1], 0.0, 0.0])  # did not move
+    assert reward == pytest.approx(0.0, abs=1e-14)
+    assert info["reward_dist"] == pytest.approx(0.0, abs=1e-14)
+    assert info["distance"] == pytest.approx(0.0, abs=1e-14)
+    assert info["is_success"] is True
+    assert not terminated and not truncated
+
+
+@pytest.mark.parametrize(("offset", "success"), [(0.04, True), (0.0499, True), (0.06, False)])
+def test_reach_success_radius_is_5_cm(offset, success):
+    q = (0.5, 1.4)
+    tip = tip_by_trig(NO_GRAVITY, *q)
+    direction = -tip / np.linalg.norm(tip)  # towards the base: stays in the workspace
+    target = tip + offset * direction
+    env = TwoLinkEnv(task="reach", params=NO_GRAVITY)
+    _, reward, _, _, info = still_step(env, [q[0], q[1], 0.0, 0.0], target=target)
+    assert info["distance"] == pytest.approx(offset, abs=1e-14)
+    assert reward == pytest.approx(-offset, abs=1e-14)
+    assert info["is_success"] is success
+
+
+@pytest.mark.parametrize(("speed", "success"), [(0.09, True), (0.11, False)])
+def test_reach_success_needs_the_tip_to_move_slowly(speed, success):
+    # Turning joint 2 alone at w rad/s moves the tip on a circle of radius l2
+    # about the elbow: tip speed l2·w. Here l2 = 1, so the tip moves at w m/s.
+    q = (0.5, 1.4)
+    target = tip_by_trig(NO_GRAVITY, *q)
+    env = TwoLinkEnv(task="reach", params=NO_GRAVITY)
+    _, info = env.reset(options={"state": [q[0], q[1], 0.0, speed], "target": target})
+    assert info["distance"] == pytest.approx(0.0, abs=1e-15)
+    assert info["is_success"] is success
+    # the same through the straight arm turning at the base: tip speed (l1 + l2)·w
+    q = (-0.8, 0.0)
+    target = tip_by_trig(NO_GRAVITY, *q)
+    _, info = env.reset(options={"state": [q[0], q[1], speed / 2, 0.0], "target": target})
+    assert info["is_success"] is success
+
+
+@pytest.mark.parametrize("action", [(0.6, -0.8), (1.0, 1.0), (3.0, -0.5)])
+def test_reach_dense_reward_is_minus_distance_minus_control_cost(action):
+    target = np.array([-0.4, 1.3])
+    env = TwoLinkEnv(task="reach", params=NO_GRAVITY)
+    _, reward, _, _, info = still_step(
+        env, [0.2, 0.9, 0.0, 0.0], np.array(action, dtype=np.float32), target=target
+    )
+    clipped = np.clip(np.float32(action).astype(np.float64), -1.0, 1.0)  # as applied
+    ctrl = -0.05 * float(np.sum(clipped**2))
+    tip = tip_by_trig(NO_GRAVITY, *info["state"][:2])
+    dist = math.dist(tip, target)
+    assert info["reward_ctrl"] == pytest.approx(ctrl, abs=1e-12)
+    assert info["reward_dist"] == pytest.approx(-dist, abs=1e-12)
+    assert reward == pytest.approx(-dist + ctrl, abs=1e-12)
+
+
+def test_reach_ctrl_and_speed_weights():
+    env = TwoLinkEnv(
+        task="reach", params=NO_GRAVITY, task_options={"ctrl_weight": 0.2, "speed_weight": 0.5}
+    )
+    # at reset (no action yet) only the speed term: tip speed l2·w with joint 2 at w
+    _, info = env.reset(options={"state": [0.1, 0.7, 0.0, 0.8], "target": [1.0, 0.5]})
+    assert info["reward_ctrl"] == 0.0
+    assert info["reward_speed"] == pytest.approx(-0.5 * 0.8**2, rel=1e-12)
+    _, reward, _, _, info = still_step(
+        env, [0.1, 0.7, 0.0, 0.0], np.array([0.5, -1.0], np.float32), target=[1.0, 0.5]
+    )
+    assert info["reward_ctrl"] == pytest.approx(-0.2 * 1.25, rel=1e-12)
+    assert reward == pytest.approx(
+        info["reward_dist"] + info["reward_ctrl"] + info["reward_speed"], abs=1e-14
+    )
+
+
+@pytest.mark.parametrize(("offset", "expected"), [(0.0, 1.0), (0.03, 1.0), (0.07, 0.0)])
+def test_reach_sparse_reward(offset, expected):
+    q = (-1.0, 0.6)
+    tip = tip_by_trig(NO_GRAVITY, *q)
+    target = tip - offset * tip / np.linalg.norm(tip)
+    env = TwoLinkEnv(task="reach", params=NO_GRAVITY, task_options={"sparse": True})
+    action = np.array([0.0, 0.0], dtype=np.float32)
+    _, reward, terminated, _, info = still_step(env, [q[0], q[1], 0.0, 0.0], action, target=target)
+    assert reward == expected
+    assert info["is_success"] is (expected == 1.0)
+    assert not terminated
+    assert "reward_ctrl" not in info  # no costs in the sparse variant
+
+
+def test_reach_never_terminates_early():
+    env = TwoLinkVectorEnv(num_envs=16, task="reach", max_episode_steps=10_000)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        _, _, terminated, truncated, _ = env.step(rng.choice([-1.0, 1.0], size=(16, 2)))
+        assert not terminated.any() and not truncated.any()
+
+
+def test_reach_targets_are_uniform_by_area_in_the_target_annulus():
+    # documented: r in [0.2, 0.95]·(l1 + l2), uniform by area, any direction
+    n = 2500
+    env = TwoLinkVectorEnv(num_envs=n, task="reach")
+    env.reset(seed=0)
+    goals = env.goal
+    r = np.hypot(goals[:, 0], goals[:, 1])
+    assert r.min() >= 0.4 and r.max() <= 1.9
+    r_lo, r_hi = 0.4**2, 1.9**2
+    # r² is uniform on [0.16, 3.61]: mean 1.885, sd 0.996; 5 standard errors
+    assert abs(np.mean(r**2) - (r_lo + r_hi) / 2) < 5 * (r_hi - r_lo) / math.sqrt(12 * n)
+    frac_inner = np.mean(r**2 < (r_lo + r_hi) / 2)
+    assert abs(frac_inner - 0.5) < 5 * 0.5 / math.sqrt(n)
+    angle = np.arctan2(goals[:, 1], goals[:, 0])
+    assert abs(np.mean(np.cos(angle))) < 5 / math.sqrt(2 * n)
+    assert abs(np.mean(np.sin(angle))) < 5 / math.sqrt(2 * n)
+    # every quadrant
+    assert np.all(np.histogram(angle, bins=4, range=(-math.pi, math.pi))[0] > n / 5)
+
+
+def test_reach_target_range_follows_the_arm():
+    params = ArmParams(l1=1.0, l2=0.3, lc2=0.15)
+    env = TwoLinkVectorEnv(num_envs=2000, task="reach", params=params)
+    env.reset(seed=1)
+    r = np.hypot(*env.goal.T)
+    # 0.2·1.3 = 0.26 < |l1 - l2| = 0.7: the inner workspace radius wins
+    assert r.min() >= 0.7 and r.max() <= 0.95 * 1.3
+
+
+def test_reach_initial_states_are_near_hanging_down():
+    env = TwoLinkVectorEnv(num_envs=1000, task="reach")
+    env.reset(seed=2)
+    offset = env.state - np.array([-math.pi / 2, 0.0, 0.0, 0.0])
+    assert np.all(np.abs(offset) <= 0.1)
+    assert np.all(np.abs(offset).max(axis=0) > 0.09)  # uses the whole documented range
+
+
+# -- balance --------------------------------------------------------------------------
+
+
+def _upright_with_tilts(tilt1, tilt2, dq=(0.0, 0.0)):
+    """State whose links tilt ``tilt1``, ``tilt2`` [rad] from the upward vertical (CCW +)."""
+    q1 = math.pi / 2 + tilt1
+    q2 = tilt2 - tilt1  # absolute angle of link 2 is q1 + q2 = pi/2 + tilt2
+    return [q1, q2, dq[0], dq[1]]
+
+
+@pytest.mark.parametrize(
+    ("tilts", "terminated"),
+    [
+        ((61, 0), True),
+        ((59, 0), False),
+        ((-61, 0), True),
+        ((-59, 0), False),
+        ((0, 61), True),
+        ((0, -59), False),
+        ((59, -59), False),
+        ((59, 61), True),
+        ((30, 30), False),
+        ((10, 170), True),
+        ((180, 180), True),
+        ((-90, -90), True),
+    ],
+)
+def test_balance_terminates_beyond_60_degrees_of_either_link(tilts, terminated):
+    env = TwoLinkEnv(task="balance", params=NO_GRAVITY)
+    state = _upright_with_tilts(tilts[0] * DEG, tilts[1] * DEG)
+    _, _, term, trunc, info = still_step(env, state)
+    np.testing.assert_array_equal(info["state"], state)
+    assert term is terminated
+    assert trunc is False
+    assert info["distance"] == pytest.approx(max(abs(t) for t in tilts) * DEG, abs=1e-12)
+
+
+@pytest.mark.parametrize(("tilt", "terminated"), [(61, True), (59, False)])
+def test_balance_fall_with_gravity(tilt, terminated):
+    # with gravity the arm moves by well under a degree in one 20 ms step
+    env = TwoLinkEnv(task="balance")
+    for sign in (1, -1):
+        state = _upright_with_tilts(sign * tilt * DEG, sign * tilt * DEG)
+        assert still_step(env, state)[2] is terminated
+
+
+def test_balance_fall_angle_option():
+    env = TwoLinkEnv(task="balance", params=NO_GRAVITY, task_options={"fall_angle": 0.5})
+    assert still_step(env, _upright_with_tilts(0.51, 0.0))[2] is True
+    assert still_step(env, _upright_with_tilts(0.49, 0.0))[2] is False
+
+
+def test_balance_upright_still_and_idle_earns_exactly_one():
+    env = TwoLinkEnv(task="balance", params=NO_GRAVITY)
+    _, reward, terminated, _, info = still_step(env, [math.pi / 2, 0.0, 0.0, 0.0])
+    assert reward == 1.0
+    assert info["reward_upright"] == 1.0
+    assert info["reward_ctrl"] == 1.0
+    assert info["reward_still"] == 1.0
+    assert info["is_success"] is True
+    assert terminated is False
+
+
+@pytest.mark.parametrize(
+    ("tilts", "upright"),
+    [
+        ((0, 0), 1.0),
+        ((90, 90), 0.25),  # horizontal: ((1 + cos 90°)/2)²
+        ((-90, 0), 0.5),
+        ((180, 180), 0.0),  # hanging down
+        ((60, 0), 0.75),  # (1 + 1/2)/2
+        ((60, -60), 0.5625),
+    ],
+)
+def test_balance_upright_factor(tilts, upright):
+    env = TwoLinkEnv(task="balance", params=NO_GRAVITY)
+    _, info = env.reset(options={"state": _upright_with_tilts(tilts[0] * DEG, tilts[1] * DEG)})
+    assert info["reward_upright"] == pytest.approx(upright, abs=1e-15)
+
+
+@pytest.mark.parametrize("action", [(1.0, 1.0), (0.5, -0.2), (-4.0, 0.0)])
+def test_balance_control_factor(action):
+    # ctrl = 1 - 0.2·|a|²/2 with the clipped action; the torque moves the arm, so
+    # the upright and still factors are computed by hand from the state after the step
+    env = TwoLinkEnv(task="balance", params=NO_GRAVITY)
+    _, reward, _, _, info = still_step(
+        env, [math.pi / 2, 0.0, 0.0, 0.0], np.array(action, dtype=np.float32)
+    )
+    a = np.clip(np.float32(action).astype(np.float64), -1.0, 1.0)  # as applied
+    ctrl = 1.0 - 0.2 * float(np.sum(a**2)) / 2
+    assert info["reward_ctrl"] == pytest.approx(ctrl, abs=1e-15)
+    q1, q2, dq1, dq2 = info["state"]
+    tilt1, tilt2 = q1 - math.pi / 2, q1 + q2 - math.pi / 2
+    upright = (1 + math.cos(tilt1)) * (1 + math.cos(tilt2)) / 4
+    still = 1 - 0.5 * (1 - math.exp(-(dq1**2 + dq2**2) / 10))
+    assert reward == pytest.approx(upright * ctrl * still, abs=1e-14)
+
+
+@pytest.mark.parametrize(
+    ("dq", "still"),
+    [((0.0, 0.0), 1.0), ((math.sqrt(10), 0.0), 1 - 0.5 * (1 - math.exp(-1))), ((3.0, -4.0), None)],
+)
+def test_balance_stillness_factor(dq, still):
+    if still is None:
+        still = 1 - 0.5 * (1 - math.exp(-25 / 10))
+    env = TwoLinkEnv(task="balance", params=NO_GRAVITY)
+    _, info = env.reset(options={"state": _upright_with_tilts(0.0, 0.0, dq)})
+    assert info["reward_still"] == pytest.approx(still, abs=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("state", "success"),
+    [
+        (_upright_with_tilts(0.0, 0.0), True),
+        (_upright_with_tilts(0.09, -0.09, (0.4, -0.4)), True),
+        (_upright_with_tilts(0.11, 0.0), False),
+        (_upright_with_tilts(0.0, -0.11), False),
+        (_upright_with_tilts(0.0, 0.0, (0.6, 0.0)), False),
+        (_upright_with_tilts(0.0, 0.0, (0.0, -0.6)), False),
+    ],
+)
+def test_balance_success_is_upright_and_still(state, success):
+    env = TwoLinkEnv(task="balance", params=NO_GRAVITY)
+    _, info = env.reset(options={"state": state})
+    assert info["is_success"] is success
+
+
+def test_balance_success_at_the_end_of_a_full_episode():
+    env = gym.make("TwoLink-v0", task="balance", params=NO_GRAVITY.to_dict())
+    env.reset(seed=0, options={"state": _upright_with_tilts(0.0, 0.0)})
+    steps = 0
+    while True:
+        _, reward, terminated, truncated, info = env.step(ZERO)
+        steps += 1
+        if terminated or truncated:
+            break
+    assert (steps, terminated, truncated) == (500, False, True)
+    assert info["is_success"] is True
+    assert reward == 1.0
+
+
+def test_balance_reward_lies_in_0_1_and_falls_terminate():
+    env = TwoLinkVectorEnv(num_envs=32, task="balance", max_episode_steps=10_000)
+    env.reset(seed=3)
+    rng = np.random.default_rng(3)
+    falls = 0
+    for _ in range(250):
+        _, reward, terminated, _, info = env.step(rng.uniform(-1, 1, size=(32, 2)))
+        assert np.all((reward >= 0.0) & (reward <= 1.0))
+        # a copy terminates exactly when a link is beyond 60°
+        np.testing.assert_array_equal(terminated, info["distance"] > math.pi / 3)
+        falls += int(terminated.sum())
+    assert falls > 0
+
+
+def test_balance_initial_states_are_near_upright():
+    env = TwoLinkVectorEnv(num_envs=1000, task="balance")
+    env.reset(seed=4)
+    offset = env.state - np.array([math.pi / 2, 0.0, 0.0, 0.0])
+    assert np.all(np.abs(offset) <= 0.1)
+    assert np.all(np.abs(offset).max(axis=0) > 0.09)
+
+
+# -- the task objects ------------------------------------------------------------------
+
+
+def test_task_names_map_to_classes_once():
+    assert set(twolink_gym.TASKS) == {"reach", "balance"}
+    assert isinstance(twolink_gym.make_task("reach"), twolink_gym.ReachTask)
+    assert isinstance(twolink_gym.make_task("balance"), twolink_gym.BalanceTask)
+    task = twolink_gym.ReachTask(tolerance=0.1)
+    assert twolink_gym.make_task(task) is task
+    assert TwoLinkEnv(task=task).task is task
+
+
+@pytest.mark.parametrize(
+    ("task", "options", "match"),
+    [
+        ("reach", {"tolerance": 0.0}, "tolerance"),
+        ("reach", {"success_speed": -1.0}, "success_speed"),
+        ("reach", {"ctrl_weight": -0.1}, "ctrl_weight"),
+        ("reach", {"min_target_radius_frac": 0.9, "max_target_radius_frac": 0.5}, "radius_frac"),
+        ("reach", {"max_target_radius_frac": 1.5}, "radius_frac"),
+        ("reach", {"tolerance": math.nan}, "tolerance"),
+        ("balance", {"fall_angle": 0.0}, "fall_angle"),
+        ("balance", {"speed_weight": 1.5}, "speed_weight"),
+        ("balance", {"init_angle_noise": -0.1}, "init_angle_noise"),
+        ("balance", {"sparse": True}, r"unknown option.*'sparse'.*'fall_angle'"),
+    ],
+)
+def test_bad_task_options_raise_a_clear_error(task, options, match):
+    with pytest.raises(ValueError, match=match):
+        twolink_gym.make_task(task, options)
+
+
+def test_task_instance_and_options_do_not_mix():
+    with pytest.raises(ValueError, match="task_options"):
+        twolink_gym.make_task(twolink_gym.ReachTask(), {"tolerance": 0.1})
