@@ -271,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
         "--single-only", action="store_true", help="only the single-env table (a quick check)"
     )
     parser.add_argument("--sb3-steps", type=int, default=8192)
-    parser.add_argument("--json", type=Path, default=HERE / "bench_speed.json")
+    parser.add_argument("--json", type=Path, default=HERE / "results" / "speed.json")
     args = parser.parse_args(argv)
     seconds = 0.2 if args.quick else args.seconds
     sizes = [1, 16, 256, 4096] if args.quick else [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536]
