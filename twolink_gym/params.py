@@ -113,7 +113,7 @@ class ArmParams:
         """Return ``params`` as an :class:`ArmParams` (``None`` gives the defaults)."""
         if params is None:
             return cls()
-        if isinstance(params, cls):
+        if isinstance(params, ArmParams):
             return params
         return cls.from_dict(params)
 

@@ -163,7 +163,10 @@ class ReachTask(Task):
         }
         if self.speed_weight:
             terms["reward_speed"] = -self.speed_weight * self._tip_speed(params, state) ** 2
-        return sum(terms.values()), terms  # type: ignore[return-value]
+        reward = terms["reward_dist"] + terms["reward_ctrl"]
+        if "reward_speed" in terms:
+            reward = reward + terms["reward_speed"]
+        return reward, terms
 
     def is_success(self, params: ArmParams, state: Array, goal: Array) -> NDArray[np.bool_]:
         """Within ``tolerance`` of the target and slower than ``success_speed``."""
