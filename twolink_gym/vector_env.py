@@ -141,6 +141,7 @@ class TwoLinkVectorEnv(VectorEnv):
         self._elapsed = np.zeros(n, dtype=np.int64)
         self._needs_reset = np.zeros(n, dtype=bool)
         self._last_action = np.zeros((n, 2))
+        self._last_reward = np.zeros(n)
         self._renderers: list[Any] | None = None
 
     # -- accessors -------------------------------------------------------
@@ -180,6 +181,7 @@ class TwoLinkVectorEnv(VectorEnv):
         self._elapsed[:] = 0
         self._needs_reset[:] = False
         self._last_action[:] = 0.0
+        self._last_reward[:] = 0.0
         outcome = self.sim.evaluate(self._state, self._goal, self._last_action)
         return self.sim.observe(self._state, self._goal), self._info(outcome)
 
@@ -204,6 +206,7 @@ class TwoLinkVectorEnv(VectorEnv):
         terminated = outcome.terminated.copy()
         truncated = self._elapsed >= self.max_episode_steps
         reward = outcome.reward.copy()
+        self._last_reward = reward.copy()
         info = self._info(outcome)
 
         if restart is not None and restart.any():
@@ -241,6 +244,7 @@ class TwoLinkVectorEnv(VectorEnv):
         self._goal[idx] = goals
         self._elapsed[idx] = 0
         self._last_action[idx] = 0.0
+        self._last_reward[idx] = 0.0
 
     def _info(self, outcome: StepOutcome) -> dict[str, Any]:
         info: dict[str, Any] = {
@@ -295,7 +299,7 @@ class TwoLinkVectorEnv(VectorEnv):
                 self._state[i],
                 self._goal[i],
                 time=self._elapsed[i] * self.sim.dt,
-                reward=0.0,
+                reward=float(self._last_reward[i]),
                 torque=torques[i],
             )
             for i, r in enumerate(self._renderers)
