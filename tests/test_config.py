@@ -1,0 +1,210 @@
+"""Config loading: every shipped config is valid; every kind of bad file is rejected clearly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from training.config import (
+    AlgoConfig,
+    ConfigError,
+    EnvConfig,
+    RunConfig,
+    TrainConfig,
+    config_from_dict,
+    load_config,
+)
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+REQUIRED_CONFIGS = ["reach_ppo", "reach_sac", "balance_ppo", "balance_sac", "default"]
+
+VALID = {
+    "env": {"task": "reach", "max_torque": [30, 10]},
+    "algo": {"name": "ppo", "hyperparams": {"n_steps": 64, "policy_kwargs": {"net_arch": [8]}}},
+    "train": {"total_timesteps": 1000, "n_envs": 2, "seed": 1},
+}
+
+
+def write(tmp_path: Path, data: object, name: str = "cfg.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(data) if not isinstance(data, str) else data)
+    return path
+
+
+def with_change(section: str, key: str, value: object) -> dict:
+    data = {k: dict(v) for k, v in VALID.items()}
+    data[section][key] = value
+    return data
+
+
+@pytest.mark.parametrize("name", REQUIRED_CONFIGS)
+def test_shipped_configs_load(name: str) -> None:
+    cfg = load_config(CONFIGS / f"{name}.yaml")
+    assert isinstance(cfg, RunConfig)
+    assert cfg.env.task in ("reach", "balance")
+    assert cfg.algo.name in ("ppo", "sac")
+    assert cfg.train.total_timesteps > 0
+
+
+def test_every_yaml_in_configs_loads() -> None:
+    files = sorted(CONFIGS.glob("*.yaml"))
+    assert len(files) >= len(REQUIRED_CONFIGS)
+    for path in files:
+        load_config(path)
+
+
+def test_shipped_configs_cover_both_tasks_and_algorithms() -> None:
+    cfgs = [load_config(CONFIGS / f"{n}.yaml") for n in REQUIRED_CONFIGS]
+    pairs = {(c.env.task, c.algo.name) for c in cfgs}
+    assert {("reach", "ppo"), ("reach", "sac"), ("balance", "ppo"), ("balance", "sac")} <= pairs
+
+
+def test_values_and_defaults_are_typed(tmp_path: Path) -> None:
+    cfg = load_config(write(tmp_path, VALID))
+    assert cfg.env == EnvConfig(task="reach", max_torque=[30.0, 10.0])
+    assert all(isinstance(x, float) for x in cfg.env.max_torque)  # ints promoted to floats
+    assert cfg.algo == AlgoConfig(
+        name="ppo", hyperparams={"n_steps": 64, "policy_kwargs": {"net_arch": [8]}}
+    )
+    assert cfg.train == TrainConfig(total_timesteps=1000, n_envs=2, seed=1)
+    assert cfg.evaluate.controllers == ["auto"]
+    assert cfg.run_dir == Path("runs") / "reach_ppo_s1"
+
+
+def test_resolved_config_round_trips(tmp_path: Path) -> None:
+    cfg = load_config(write(tmp_path, VALID))
+    again = config_from_dict(yaml.safe_load(yaml.safe_dump(cfg.to_dict())), "again")
+    assert again.to_dict() == cfg.to_dict()
+
+
+@pytest.mark.parametrize(
+    ("data", "fragments"),
+    [
+        ({**VALID, "extra": {}}, ["unknown section", "extra"]),
+        (with_change("env", "torque_limit", 5), ["env.torque_limit", "unknown key"]),
+        (with_change("train", "timesteps", 5), ["train.timesteps"]),
+        (with_change("algo", "hyperparams", {"n_step": 64}), ["algo.hyperparams", "n_step"]),
+        (with_change("algo", "hyperparams", {"seed": 3}), ["algo.hyperparams", "seed"]),
+    ],
+)
+def test_unknown_keys_are_errors(tmp_path: Path, data: dict, fragments: list[str]) -> None:
+    path = write(tmp_path, data)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    for fragment in [*fragments, str(path)]:
+        assert fragment in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("section", "key"),
+    [("env", "task"), ("algo", "name"), ("train", "total_timesteps")],
+)
+def test_missing_required_key(tmp_path: Path, section: str, key: str) -> None:
+    data = {k: dict(v) for k, v in VALID.items()}
+    del data[section][key]
+    path = write(tmp_path, data)
+    with pytest.raises(ConfigError, match=rf"missing required key '{section}\.{key}'") as info:
+        load_config(path)
+    assert str(path) in str(info.value)
+
+
+@pytest.mark.parametrize("section", ["env", "algo", "train"])
+def test_missing_section(tmp_path: Path, section: str) -> None:
+    data = {k: v for k, v in VALID.items() if k != section}
+    with pytest.raises(ConfigError, match=f"missing required section '{section}'"):
+        load_config(write(tmp_path, data))
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value", "expected"),
+    [
+        ("train", "n_envs", "8", "train.n_envs must be an integer"),
+        ("train", "seed", 1.5, "train.seed must be an integer"),
+        ("train", "total_timesteps", True, "train.total_timesteps must be an integer"),
+        ("env", "normalize_obs", "yes", "env.normalize_obs must be true or false"),
+        ("env", "max_torque", 30, "env.max_torque must be a list"),
+        ("env", "max_torque", [30, "ten"], r"env.max_torque\[1\] must be a number"),
+        ("env", "dt", None, "env.dt must be a number"),
+        ("env", "params", [1, 2], "env.params must be a mapping"),
+        ("algo", "name", 3, "algo.name must be a string"),
+        ("algo", "hyperparams", "lr=3", "algo.hyperparams must be a mapping"),
+    ],
+)
+def test_wrong_types(tmp_path: Path, section: str, key: str, value: object, expected: str) -> None:
+    path = write(tmp_path, with_change(section, key, value))
+    with pytest.raises(ConfigError, match=expected) as info:
+        load_config(path)
+    assert str(path) in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value", "expected"),
+    [
+        ("env", "task", "juggle", "env.task must be one of"),
+        ("algo", "name", "dqn", "algo.name must be one of"),
+        ("env", "vectorization", "subproc", "env.vectorization must be"),
+        ("env", "max_torque", [1, 2, 3], "env.max_torque must have 2 entries"),
+        ("train", "n_envs", 0, "train.n_envs must be >= 1"),
+        ("train", "eval_freq", -1, "train.eval_freq must be >= 0"),
+    ],
+)
+def test_invalid_values(
+    tmp_path: Path, section: str, key: str, value: object, expected: str
+) -> None:
+    with pytest.raises(ConfigError, match=expected):
+        load_config(write(tmp_path, with_change(section, key, value)))
+
+
+@pytest.mark.parametrize("text", ["env: [unclosed", "- just\n- a list\n", "42\n", ""])
+def test_not_a_config_file(tmp_path: Path, text: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(path) in str(info.value)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        load_config(tmp_path / "nope.yaml")
+
+
+def test_section_that_is_not_a_mapping(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="section 'train' must be a mapping"):
+        load_config(write(tmp_path, {**VALID, "train": [1, 2]}))
+
+
+def test_overrides(tmp_path: Path) -> None:
+    path = write(tmp_path, VALID)
+    cfg = load_config(
+        path,
+        [
+            "train.seed=3",
+            "env.normalize_obs=false",
+            "algo.hyperparams.learning_rate=1.0e-3",
+            "env.task_options={tolerance: 0.1}",
+        ],
+    )
+    assert cfg.train.seed == 3
+    assert cfg.env.normalize_obs is False
+    assert cfg.algo.hyperparams["learning_rate"] == pytest.approx(1e-3)
+    assert cfg.algo.hyperparams["n_steps"] == 64  # untouched sibling
+    assert cfg.env.task_options == {"tolerance": 0.1}
+    assert "overrides" in cfg.source
+
+
+@pytest.mark.parametrize(
+    ("override", "expected"),
+    [
+        ("train.seed", "section.key=value"),
+        ("seed=3", "section and a key"),
+        ("train.seed=abc", "train.seed must be an integer"),
+        ("train.sed=3", "train.sed"),
+        ("train.seed.x=3", "'seed' is not a section"),
+        ("algo.hyperparams.learning_rate=1e-3", "YAML reads exponents"),
+    ],
+)
+def test_bad_overrides(tmp_path: Path, override: str, expected: str) -> None:
+    with pytest.raises(ConfigError, match=expected):
+        load_config(write(tmp_path, VALID), [override])

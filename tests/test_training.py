@@ -1,0 +1,305 @@
+"""Smoke tests of train → save → load → evaluate → compare, on tiny runs in a temporary folder.
+
+The metrics of ``evaluate`` are checked against an independent rollout of the
+same policy in a single ``gym.make`` env (its own reward and torque bookkeeping),
+and the shared episode set against what single envs draw from the same seeds.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+from stable_baselines3 import PPO
+from stable_baselines3.common.callbacks import BaseCallback
+
+import twolink_gym  # noqa: F401
+from training.cli import main
+from training.compare import compare
+from training.config import RunConfig, config_from_dict
+from training.evaluate import draw_episodes, evaluate_policies, settle_times
+from training.policies import load_policy
+from training.train import train
+
+TINY_PPO = {"n_steps": 32, "batch_size": 32, "n_epochs": 1, "policy_kwargs": {"net_arch": [8]}}
+TINY_SAC = {
+    "learning_starts": 50,
+    "batch_size": 16,
+    "buffer_size": 1000,
+    "policy_kwargs": {"net_arch": [8]},
+}
+
+
+def tiny_config(tmp_path: Path, task: str, algo: str, **train: object) -> RunConfig:
+    data = {
+        "env": {"task": task},
+        "algo": {"name": algo, "hyperparams": TINY_PPO if algo == "ppo" else TINY_SAC},
+        "train": {
+            "total_timesteps": 128,
+            "n_envs": 2,
+            "seed": 7,
+            "eval_freq": 64,
+            "eval_episodes": 2,
+            "checkpoint_freq": 64,
+            "output_dir": str(tmp_path / "runs"),
+            "progress_bar": False,
+            **train,
+        },
+        "evaluate": {"episodes": 6, "seed": 500},
+    }
+    return config_from_dict(data, "test")
+
+
+def params_of(model: object) -> list[np.ndarray]:
+    return [p.detach().numpy().copy() for p in model.policy.parameters()]  # type: ignore[attr-defined]
+
+
+@pytest.fixture(autouse=True)
+def _restore_torch_threads():
+    threads = torch.get_num_threads()
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.mark.parametrize(("task", "algo"), [("reach", "ppo"), ("balance", "sac")])
+def test_train_save_load_evaluate(tmp_path: Path, task: str, algo: str) -> None:
+    cfg = tiny_config(tmp_path, task, algo)
+    result = train(cfg)
+    run = result.run_dir
+    assert result.timesteps >= 128 and not result.interrupted
+    for name in ("model.zip", "vecnormalize.pkl", "config.yaml", "train_summary.json"):
+        assert (run / name).exists(), name
+    assert (run / "eval" / "evaluations.npz").exists()
+    assert list((run / "checkpoints").glob("model_*_steps.zip"))
+    assert any((run / "tb").rglob("events.out.tfevents*"))
+    # the run folder's config reproduces the run's config
+    from training.config import load_config
+
+    assert load_config(run / "config.yaml").to_dict() == cfg.to_dict()
+
+    env = gym.make("TwoLink-v0", **cfg.env.make_kwargs())
+    policy = load_policy(str(run), cfg.env, env)
+    assert policy.kind == "agent" and policy.label == f"{algo} ({run.name})"
+    # the loaded statistics are frozen: predicting does not update them
+    vec = policy.predictor.vec_normalize
+    mean_before = vec.obs_rms.mean.copy()
+    _, rollouts = evaluate_policies([str(run)], cfg, tmp_path / "eval")
+    np.testing.assert_array_equal(vec.obs_rms.mean, mean_before)
+    (r,) = rollouts
+    assert r.success.shape == (6,) and np.all(r.length >= 1)
+    summary = json.loads((tmp_path / "eval" / "summary.json").read_text())
+    assert summary["policies"][0]["episodes"] == 6
+
+
+def test_seeded_training_is_reproducible(tmp_path: Path) -> None:
+    a = train(tiny_config(tmp_path / "a", "reach", "ppo", eval_freq=0, checkpoint_freq=0))
+    b = train(tiny_config(tmp_path / "b", "reach", "ppo", eval_freq=0, checkpoint_freq=0))
+    c = train(tiny_config(tmp_path / "c", "reach", "ppo", eval_freq=0, checkpoint_freq=0, seed=8))
+    pa, pb, pc = (params_of(PPO.load(r.model_path)) for r in (a, b, c))
+    for x, y in zip(pa, pb, strict=True):
+        np.testing.assert_array_equal(x, y)
+    assert any(not np.array_equal(x, z) for x, z in zip(pa, pc, strict=True))
+
+
+def test_dummy_and_native_vectorisation_both_train(tmp_path: Path) -> None:
+    cfg = config_from_dict(
+        {
+            **tiny_config(tmp_path, "reach", "ppo").to_dict(),
+            "env": {"task": "reach", "vectorization": "dummy"},
+        }
+    )
+    assert train(cfg).timesteps >= 128
+
+
+def test_resume_from_checkpoint(tmp_path: Path) -> None:
+    cfg = tiny_config(tmp_path, "reach", "ppo")
+    train(cfg)
+    checkpoint = sorted((cfg.run_dir / "checkpoints").glob("model_*_steps.zip"))[0]
+    longer = config_from_dict(
+        {**cfg.to_dict(), "train": {**cfg.to_dict()["train"], "total_timesteps": 256}}
+    )
+    result = train(longer, resume=checkpoint)
+    assert result.timesteps >= 256
+    summary = json.loads((cfg.run_dir / "train_summary.json").read_text())
+    assert summary["resumed_from"] == str(checkpoint)
+
+
+def test_ctrl_c_saves_the_current_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    class Interrupt(BaseCallback):
+        def _on_step(self) -> bool:
+            if self.num_timesteps >= 64:
+                raise KeyboardInterrupt
+            return True
+
+    original = PPO.learn
+
+    def learn(self, total_timesteps, callback=None, **kwargs):  # type: ignore[no-untyped-def]
+        return original(self, total_timesteps, callback=[callback, Interrupt()], **kwargs)
+
+    monkeypatch.setattr(PPO, "learn", learn)
+    cfg = tiny_config(tmp_path, "reach", "ppo", total_timesteps=10_000)
+    result = train(cfg)
+    assert result.interrupted
+    assert 64 <= result.timesteps < 10_000
+    assert PPO.load(result.model_path).num_timesteps == result.timesteps
+    assert (cfg.run_dir / "vecnormalize.pkl").exists()
+
+
+@pytest.mark.parametrize("task", ["reach", "balance"])
+def test_episode_set_matches_single_env_seeds(tmp_path: Path, task: str) -> None:
+    cfg = tiny_config(tmp_path, task, "ppo")
+    episodes = draw_episodes(cfg.env, 5, 123)
+    for i in range(5):
+        _, info = gym.make("TwoLink-v0", task=task).reset(seed=123 + i)
+        np.testing.assert_array_equal(episodes.states[i], info["state"])
+        if task == "reach":
+            np.testing.assert_array_equal(episodes.goals[i], info["target"])
+
+
+def test_policies_face_identical_episodes(tmp_path: Path) -> None:
+    cfg = tiny_config(tmp_path, "reach", "ppo")
+    agent = train(cfg).run_dir
+    episodes, results = evaluate_policies([str(agent), "pd_gravity", "impedance"], cfg)
+    starts = [r.states[:, 0] for r in results]
+    for s in starts:
+        np.testing.assert_array_equal(s, episodes.states)
+    # the policies differ, so their trajectories do
+    assert not np.allclose(results[0].states[:, 5], results[1].states[:, 5])
+
+
+def test_metrics_match_an_independent_single_env_rollout(tmp_path: Path) -> None:
+    cfg = tiny_config(tmp_path, "balance", "ppo")
+    episodes, (r,) = evaluate_policies(["lqr"], cfg, episodes=3)
+    env = gym.make("TwoLink-v0", task="balance")
+    policy = load_policy("lqr", cfg.env, env).predictor
+    max_torque = np.array(cfg.env.max_torque)
+    for i in range(3):
+        obs, info = env.reset(options={"state": episodes.states[i]})
+        ret, effort, steps, done = 0.0, 0.0, 0, False
+        pstate = None
+        while not done:
+            action, pstate = policy.predict(obs, pstate, np.array([steps == 0]))
+            obs, reward, terminated, truncated, info = env.step(action)
+            ret += reward
+            effort += float(np.sum((np.clip(action, -1, 1) * max_torque) ** 2)) * 0.02
+            steps += 1
+            done = terminated or truncated
+        assert r.length[i] == steps == 500
+        assert r.returns[i] == pytest.approx(ret, rel=1e-9)
+        assert r.effort[i] == pytest.approx(effort, rel=1e-9)
+        assert r.final_distance[i] == pytest.approx(info["distance"], abs=1e-12)
+        assert bool(r.success[i]) == info["is_success"]
+
+
+def test_a_falling_balance_episode_ends_unsuccessful(tmp_path: Path) -> None:
+    # no torque from a tilted start: the arm falls, terminating the episode early
+    cfg = config_from_dict(
+        {
+            **tiny_config(tmp_path, "balance", "ppo").to_dict(),
+            "env": {"task": "balance", "task_options": {"init_angle_noise": 0.3}},
+        }
+    )
+    from training.evaluate import run_policy
+    from training.policies import LoadedPolicy
+
+    class Limp:
+        def predict(self, obs, state=None, episode_start=None, deterministic=True):  # type: ignore[no-untyped-def]
+            return np.zeros((len(obs), 2), dtype=np.float32), None
+
+    episodes = draw_episodes(cfg.env, 4, 0)
+    r = run_policy(LoadedPolicy("limp", "controller", Limp()), cfg.env, episodes)
+    assert np.all(r.length < 500)
+    assert not r.success.any()
+    assert np.all(r.final_distance > np.pi / 3)
+    assert np.all(np.isnan(r.settle_time))
+    assert np.all(r.effort == 0.0)
+
+
+def test_settle_times() -> None:
+    tol, dt = 0.1, 0.5
+    distance = np.array(
+        [
+            [1.0, 0.5, 0.05, 0.2, 0.05, 0.01],  # enters at t=2.0 for good
+            [0.05, 0.05, 0.05, 0.05, 0.05, 0.05],  # inside from the start
+            [1.0, 0.05, 0.05, 0.05, 0.05, 0.2],  # leaves at the end: never settled
+            [1.0, 0.05, 0.05, np.nan, np.nan, np.nan],  # ended after 2 steps, inside
+        ]
+    )
+    out = settle_times(distance, np.array([5, 5, 5, 2]), tol, dt)
+    np.testing.assert_array_equal(out[[0, 1, 3]], [2.0, 0.0, 0.5])
+    assert np.isnan(out[2])
+
+
+def test_compare_writes_table_and_plots(tmp_path: Path) -> None:
+    cfg = tiny_config(tmp_path, "balance", "ppo")
+    run = train(cfg).run_dir
+    out = tmp_path / "cmp"
+    table, _, results = compare(cfg, [run], out)
+    labels = [r.label for r in results]
+    assert labels[0] == f"ppo ({run.name})"
+    assert "lqr" in labels and "impedance" not in labels  # only controllers for balance
+    rows = [line for line in table.splitlines() if line.startswith("| ")]
+    assert len(rows) == 1 + len(results)
+    for label in labels:
+        assert any(row.startswith(f"| {label} |") for row in rows)
+    lqr_row = next(row for row in rows if row.startswith("| lqr |"))
+    assert "| 100% |" in lqr_row  # LQR holds every small perturbation
+    for name in (
+        "table.md",
+        "summary.json",
+        "learning_curves.png",
+        "distributions.png",
+        "trajectory.png",
+    ):
+        assert (out / name).stat().st_size > 0, name
+
+
+def test_cli_train_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import yaml
+
+    cfg = tiny_config(tmp_path, "reach", "ppo", eval_freq=0, checkpoint_freq=0)
+    path = tmp_path / "cfg.yaml"
+    path.write_text(yaml.safe_dump(cfg.to_dict()))
+    assert main(["train", str(path), "--set", "train.seed=11"]) == 0
+    assert (Path(cfg.train.output_dir) / "reach_ppo_s11" / "model.zip").exists()
+    assert main(["train", str(path), "--set", "train.n_env=3"]) == 2
+    err = capsys.readouterr().err
+    assert "train.n_env" in err and str(path) in err
+    assert main(["evaluate", str(path), "lqr"]) == 2
+    assert "does not apply to task 'reach'" in capsys.readouterr().err
+
+
+def test_cli_run_prints_the_table_and_record_writes_a_gif(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import yaml
+
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    cfg = tiny_config(tmp_path, "balance", "ppo", checkpoint_freq=0)
+    path = tmp_path / "cfg.yaml"
+    path.write_text(yaml.safe_dump(cfg.to_dict()))
+    assert main(["run", str(path), "--set", "evaluate.episodes=3"]) == 0
+    out = capsys.readouterr().out
+    assert "| lqr |" in out and f"| ppo ({cfg.run_name}) |" in out
+    assert (cfg.run_dir / "compare" / "table.md").exists()
+    gif = tmp_path / "lqr.gif"
+    assert main(["record", str(path), "lqr", "--out", str(gif), "--max-steps", "5"]) == 0
+    assert gif.stat().st_size > 0
+    assert main(["record", str(path), str(cfg.run_dir), "--out", str(gif), "--max-steps", "3"]) == 0
+
+
+def test_an_agent_is_not_evaluated_on_another_environment(tmp_path: Path) -> None:
+    cfg = tiny_config(tmp_path, "reach", "ppo", eval_freq=0, checkpoint_freq=0)
+    run = train(cfg).run_dir
+    other = config_from_dict(
+        {**cfg.to_dict(), "env": {"task": "reach", "max_torque": [20.0, 10.0]}}
+    )
+    with pytest.raises(ValueError, match="another environment"):
+        evaluate_policies([str(run)], other)
+    balance = tiny_config(tmp_path, "balance", "ppo")
+    with pytest.raises(ValueError, match="trained on task 'reach'"):
+        evaluate_policies([str(run)], balance)

@@ -1,0 +1,232 @@
+"""``twolink compare``: every agent and every applicable controller on one episode set.
+
+Writes, into the output folder::
+
+    table.md              the comparison table (markdown)
+    summary.json          the same numbers, plus the episode set's seed
+    learning_curves.png   success rate and return of each agent's periodic evaluations
+    distributions.png     per-episode final distance, return and effort, per policy
+    trajectory.png        an example episode (the same one) for every policy
+    <policy>/             per-episode CSV, summary and trajectories (see ``evaluate``)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from training.config import RunConfig
+from training.evaluate import (
+    EpisodeSet,
+    Rollouts,
+    evaluate_policies,
+    format_value,
+    settle_tolerance,
+    summarize,
+)
+
+__all__ = ["compare", "markdown_table", "plot_distributions", "plot_learning_curves"]
+
+_DIST_UNIT = {"reach": "m", "balance": "rad"}
+
+
+def markdown_table(results: Sequence[Rollouts], task: str) -> str:
+    """The comparison table, one row per policy."""
+    unit = _DIST_UNIT.get(task, "")
+    header = (
+        "| policy | success | return (mean ± std) | final distance median / p90 "
+        f"[{unit}] | settled | settle time median [s] | effort ∫τ²dt [N²m²s] |"
+    )
+    lines = [header, "|---|---:|---:|---:|---:|---:|---:|"]
+    for r in results:
+        s = summarize(r)
+        lines.append(
+            f"| {s['policy']} | {100 * s['success_rate']:.0f}% "
+            f"| {format_value(s['return_mean'], '.1f')} ± {format_value(s['return_std'], '.1f')} "
+            f"| {format_value(s['final_distance_median'], '.3g')} / "
+            f"{format_value(s['final_distance_p90'], '.3g')} "
+            f"| {100 * s['settled_fraction']:.0f}% "
+            f"| {format_value(s['settle_time_median'], '.2f')} "
+            f"| {format_value(s['effort_mean'], '.0f')} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _load_curve(run_dir: Path) -> dict[str, Any] | None:
+    path = run_dir / "eval" / "evaluations.npz"
+    if not path.exists():
+        return None
+    data = np.load(path)
+    out = {"timesteps": data["timesteps"], "return": data["results"].mean(axis=1)}
+    if "successes" in data and data["successes"].size:
+        out["success"] = data["successes"].mean(axis=1)
+    return out
+
+
+def plot_learning_curves(
+    runs: Sequence[tuple[str, Path]], path: Path, baselines: Sequence[Rollouts] = ()
+) -> bool:
+    """Success rate and mean return of each run's periodic evaluations vs timesteps.
+
+    Classical controllers are drawn as horizontal lines (their rate on the
+    comparison episodes). Returns False (and writes nothing) if no run has an
+    evaluation log.
+    """
+    curves = [(label, c) for label, run in runs if (c := _load_curve(run)) is not None]
+    if not curves:
+        return False
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for label, c in curves:
+        if "success" in c:
+            axes[0].plot(c["timesteps"], 100 * c["success"], marker="o", ms=3, label=label)
+        axes[1].plot(c["timesteps"], c["return"], marker="o", ms=3, label=label)
+    for i, b in enumerate(baselines):
+        style = {"color": f"C{len(curves) + i}", "ls": "--", "lw": 1}
+        axes[0].axhline(100 * np.mean(b.success), label=b.label, **style)
+        axes[1].axhline(float(np.mean(b.returns)), label=b.label, **style)
+    axes[0].set(xlabel="environment steps", ylabel="success rate [%]", ylim=(-3, 103))
+    axes[1].set(xlabel="environment steps", ylabel="mean episode return")
+    axes[0].set_title("periodic evaluation (deterministic)")
+    axes[1].set_title("periodic evaluation (deterministic)")
+    for ax in axes:
+        ax.set_xscale("log")  # PPO and SAC runs differ ~10x in length
+        ax.grid(alpha=0.3, which="both")
+    axes[1].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def plot_distributions(
+    results: Sequence[Rollouts], task: str, path: Path, tolerance: float | None = None
+) -> None:
+    """Box plots of per-episode final distance (with the task's tolerance), return and effort."""
+    labels = [r.label for r in results]
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4))
+    panels = [
+        ("final distance [" + _DIST_UNIT.get(task, "") + "]", [r.final_distance for r in results]),
+        ("episode return", [r.returns for r in results]),
+        ("effort ∫τ²dt [N²m²s]", [r.effort for r in results]),
+    ]
+    for ax, (title, data) in zip(axes, panels, strict=True):
+        ax.boxplot(data, showfliers=True)
+        ax.set_xticks(range(1, len(labels) + 1), labels, rotation=25, ha="right", fontsize=8)
+        ax.set_title(title)
+        ax.grid(alpha=0.3, axis="y")
+    axes[0].set_yscale("log")
+    if tolerance is not None:
+        axes[0].axhline(tolerance, color="k", ls="--", lw=0.8, label="tolerance")
+        axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_trajectory(
+    results: Sequence[Rollouts], task: str, tolerance: float, path: Path, episode: int = 0
+) -> None:
+    """Distance to the goal and joint torques over time, one example episode per policy."""
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+    for i, r in enumerate(results):
+        d = r.distance[episode]
+        t = np.arange(d.size) * r.dt
+        axes[0].plot(t, d, color=f"C{i}", label=r.label)
+        a = r.actions[episode]
+        ta = np.arange(1, a.shape[0] + 1) * r.dt
+        axes[1].plot(ta, a[:, 0], color=f"C{i}", lw=1)
+        axes[1].plot(ta, a[:, 1], color=f"C{i}", lw=1, ls=":")
+    axes[0].axhline(tolerance, color="k", ls="--", lw=0.8, label="tolerance")
+    axes[0].set_yscale("log")
+    axes[0].set(
+        xlabel="time [s]",
+        ylabel=f"distance [{_DIST_UNIT.get(task, '')}]",
+        title=f"episode {episode}: distance to goal",
+    )
+    axes[1].set(
+        xlabel="time [s]",
+        ylabel="normalised torque (solid: base, dotted: elbow)",
+        title=f"episode {episode}: actions",
+        ylim=(-1.05, 1.05),
+    )
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def compare(
+    cfg: RunConfig,
+    agents: Sequence[str | Path],
+    out_dir: str | Path,
+    *,
+    controllers: Sequence[str] | None = None,
+    episodes: int | None = None,
+    trajectories: bool = True,
+) -> tuple[str, EpisodeSet, list[Rollouts]]:
+    """Evaluate agents and controllers on one episode set; write the table and plots.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        Environment and episode set (``evaluate`` section).
+    agents : sequence of path
+        Run folders or model files of trained agents.
+    out_dir : path
+        Output folder.
+    controllers : sequence of str, optional
+        Controller names or ``"auto"`` (default: ``cfg.evaluate.controllers``).
+    episodes : int, optional
+        Override the number of episodes.
+    trajectories : bool
+        Also write per-policy ``trajectories.npz`` files (large; off for docs/).
+
+    Returns
+    -------
+    table : str
+        The markdown table.
+    episode_set : EpisodeSet
+    results : list of Rollouts
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    ctrl = list(cfg.evaluate.controllers if controllers is None else controllers)
+    specs = [str(a) for a in agents] + ctrl
+    episode_set, results = evaluate_policies(
+        specs, cfg, out, episodes=episodes, trajectories=trajectories
+    )
+    table = markdown_table(results, cfg.env.task)
+    (out / "table.md").write_text(
+        f"Task `{cfg.env.task}`, {len(episode_set)} episodes (seeds {episode_set.seed}.."
+        f"{episode_set.seed + len(episode_set) - 1}), identical for every policy.\n\n" + table
+    )
+    agent_runs = [(r.label, _run_dir(a)) for r, a in zip(results, agents, strict=False)]
+    baselines = [r for r in results if r.kind == "controller"]
+    plot_learning_curves(agent_runs, out / "learning_curves.png", baselines)
+    tol = settle_tolerance(_task(cfg))
+    plot_distributions(results, cfg.env.task, out / "distributions.png", tol)
+    plot_trajectory(results, cfg.env.task, tol, out / "trajectory.png")
+    return table, episode_set, results
+
+
+def _run_dir(agent: str | Path) -> Path:
+    path = Path(agent)
+    if path.is_dir():
+        return path
+    return path.parent.parent if path.parent.name == "checkpoints" else path.parent
+
+
+def _task(cfg: RunConfig) -> Any:
+    from twolink_gym.tasks import make_task
+
+    return make_task(cfg.env.task, cfg.env.task_options or None)

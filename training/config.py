@@ -1,0 +1,419 @@
+"""Run configurations: YAML files loaded into typed, validated dataclasses.
+
+A config has four sections::
+
+    env:       which environment, task, arm and torque limits, and how it is vectorised
+    algo:      the SB3 algorithm and its constructor arguments
+    train:     timesteps, number of envs, seed, evaluation/checkpoint cadence, output folder
+    evaluate:  the fixed episode set used by ``evaluate``/``compare`` and the baselines
+
+Every key is checked: an unknown key, a missing required key or a value of the
+wrong type raises :class:`ConfigError` naming the key and the file. Single
+values can be overridden with ``"section.key=value"`` strings (the value is
+parsed as YAML), e.g. ``train.seed=3``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Union
+
+import yaml
+
+__all__ = [
+    "AlgoConfig",
+    "ConfigError",
+    "EnvConfig",
+    "EvaluateConfig",
+    "RunConfig",
+    "TrainConfig",
+    "apply_overrides",
+    "config_from_dict",
+    "load_config",
+]
+
+MISSING = dataclasses.MISSING
+
+
+class ConfigError(ValueError):
+    """A config file or override is invalid (the message names the key and the source)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class EnvConfig:
+    """The environment every policy of a run is trained and evaluated on.
+
+    Attributes
+    ----------
+    task : str
+        Task name (``"reach"``, ``"balance"``).
+    id : str
+        Gymnasium id used by the ``dummy`` vectorisation (default ``TwoLink-v0``).
+    params : dict
+        :class:`~twolink_gym.params.ArmParams` fields to override (SI units).
+    max_torque : list of float
+        Torque at action ±1 for each joint [N·m].
+    dt : float
+        Control period [s].
+    substeps : int
+        Integrator sub-steps per control period.
+    max_episode_steps : int or None
+        Episode length in steps (None: the task's length).
+    task_options : dict
+        Options of the task class (reward weights, tolerances, ...).
+    vectorization : str
+        ``"native"`` (the batched :class:`~twolink_gym.vector_env.TwoLinkVectorEnv`
+        behind SB3's VecEnv API) or ``"dummy"`` (SB3's ``DummyVecEnv`` over
+        ``gym.make``).
+    normalize_obs, normalize_reward : bool
+        Wrap the training env in SB3's ``VecNormalize``.
+    """
+
+    task: str
+    id: str = "TwoLink-v0"
+    params: dict[str, float] = dataclasses.field(default_factory=dict)
+    max_torque: list[float] = dataclasses.field(default_factory=lambda: [30.0, 10.0])
+    dt: float = 0.02
+    substeps: int = 2
+    max_episode_steps: int | None = None
+    task_options: dict[str, Any] = dataclasses.field(default_factory=dict)
+    vectorization: str = "native"
+    normalize_obs: bool = True
+    normalize_reward: bool = True
+
+    def make_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments of ``TwoLinkEnv`` / ``TwoLinkVectorEnv`` (without the episode length)."""
+        return {
+            "task": self.task,
+            "params": dict(self.params) or None,
+            "dt": self.dt,
+            "substeps": self.substeps,
+            "max_torque": tuple(self.max_torque),
+            "task_options": dict(self.task_options) or None,
+        }
+
+
+@dataclasses.dataclass(frozen=True)
+class AlgoConfig:
+    """The learning algorithm.
+
+    Attributes
+    ----------
+    name : str
+        ``"ppo"`` or ``"sac"``.
+    policy : str
+        SB3 policy class name.
+    hyperparams : dict
+        Keyword arguments of the SB3 algorithm's constructor (``learning_rate``,
+        ``n_steps``, ``policy_kwargs``, ...); checked against its signature.
+    """
+
+    name: str
+    policy: str = "MlpPolicy"
+    hyperparams: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """How long and where to train.
+
+    Attributes
+    ----------
+    total_timesteps : int
+        Environment steps (summed over the parallel envs).
+    n_envs : int
+        Parallel training envs.
+    seed : int
+        Seed of the algorithm, the training envs and the evaluation env.
+    eval_freq : int
+        Environment steps between evaluations (0 disables).
+    eval_episodes : int
+        Episodes per periodic evaluation.
+    checkpoint_freq : int
+        Environment steps between checkpoints (0 disables).
+    output_dir : str
+        Parent folder of the run folders.
+    run_name : str or None
+        Run folder name (default ``<task>_<algo>_s<seed>``).
+    torch_threads : int
+        ``torch.set_num_threads`` for the training process.
+    device : str
+        Torch device.
+    progress_bar : bool
+        Show SB3's progress bar.
+    """
+
+    total_timesteps: int
+    n_envs: int = 8
+    seed: int = 0
+    eval_freq: int = 10_000
+    eval_episodes: int = 20
+    checkpoint_freq: int = 50_000
+    output_dir: str = "runs"
+    run_name: str | None = None
+    torch_threads: int = 1
+    device: str = "cpu"
+    progress_bar: bool = True
+
+
+@dataclasses.dataclass(frozen=True)
+class EvaluateConfig:
+    """The fixed episode set of ``evaluate`` and ``compare``.
+
+    Attributes
+    ----------
+    episodes : int
+        Number of episodes.
+    seed : int
+        Episode ``i`` is drawn from seed ``seed + i`` (kept apart from training seeds).
+    controllers : list of str
+        Classical controllers to compare with; ``["auto"]`` means every
+        controller that applies to the task.
+    """
+
+    episodes: int = 100
+    seed: int = 1_000_000
+    controllers: list[str] = dataclasses.field(default_factory=lambda: ["auto"])
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfig:
+    """A whole run: ``env``, ``algo``, ``train`` and ``evaluate`` sections."""
+
+    env: EnvConfig
+    algo: AlgoConfig
+    train: TrainConfig
+    evaluate: EvaluateConfig = dataclasses.field(default_factory=EvaluateConfig)
+    source: str = "<dict>"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The resolved config as plain data (what ``config.yaml`` of a run folder holds)."""
+        data = dataclasses.asdict(self)
+        data.pop("source")
+        return data
+
+    @property
+    def run_name(self) -> str:
+        """The run folder's name."""
+        return self.train.run_name or f"{self.env.task}_{self.algo.name}_s{self.train.seed}"
+
+    @property
+    def run_dir(self) -> Path:
+        """The run folder."""
+        return Path(self.train.output_dir) / self.run_name
+
+
+_SECTIONS: dict[str, type] = {
+    "env": EnvConfig,
+    "algo": AlgoConfig,
+    "train": TrainConfig,
+    "evaluate": EvaluateConfig,
+}
+
+
+# -- type checking ----------------------------------------------------------
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
+
+
+def _check(value: Any, tp: Any, key: str, source: str) -> Any:
+    """Return ``value`` converted to ``tp`` (int → float only) or raise ConfigError."""
+    origin = typing.get_origin(tp)
+    if origin in (Union, types.UnionType):
+        args = typing.get_args(tp)
+        if value is None and type(None) in args:
+            return None
+        errors = []
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return _check(value, arg, key, source)
+            except ConfigError as exc:
+                errors.append(exc)
+        raise errors[0]
+    if tp is Any:
+        return value
+    if origin is list:
+        if not isinstance(value, list):
+            raise ConfigError(f"{source}: {key} must be a list, got {value!r}")
+        (item,) = typing.get_args(tp)
+        return [_check(v, item, f"{key}[{i}]", source) for i, v in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(f"{source}: {key} must be a mapping, got {value!r}")
+        _, item = typing.get_args(tp)
+        return {str(k): _check(v, item, f"{key}.{k}", source) for k, v in value.items()}
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{source}: {key} must be a number, got {value!r}")
+        return float(value)
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{source}: {key} must be an integer, got {value!r}")
+        return value
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{source}: {key} must be true or false, got {value!r}")
+        return value
+    if tp is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{source}: {key} must be a string, got {value!r}")
+        return value
+    raise TypeError(f"unsupported config type {_type_name(tp)} for {key}")  # pragma: no cover
+
+
+def _build(cls: type, data: Any, section: str, source: str) -> Any:
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{source}: section {section!r} must be a mapping, got {data!r}")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise ConfigError(
+            f"{source}: unknown key(s) {[f'{section}.{k}' for k in unknown]}; "
+            f"valid keys of {section!r} are {sorted(fields)}"
+        )
+    kwargs = {}
+    for name, field in fields.items():
+        key = f"{section}.{name}"
+        if name in data:
+            kwargs[name] = _check(data[name], hints[name], key, source)
+        elif field.default is MISSING and field.default_factory is MISSING:
+            raise ConfigError(f"{source}: missing required key {key!r}")
+    return cls(**kwargs)
+
+
+def _validate(cfg: RunConfig) -> None:
+    """Check values that have a type but also a range or a fixed set of choices."""
+    # imported here: the config module itself does not need the simulation code
+    from training.algorithms import ALGORITHMS, check_hyperparams
+    from twolink_gym.tasks import TASKS
+
+    src = cfg.source
+    if cfg.env.task not in TASKS:
+        raise ConfigError(f"{src}: env.task must be one of {sorted(TASKS)}, got {cfg.env.task!r}")
+    if cfg.env.vectorization not in ("native", "dummy"):
+        raise ConfigError(
+            f"{src}: env.vectorization must be 'native' or 'dummy', got {cfg.env.vectorization!r}"
+        )
+    if len(cfg.env.max_torque) != 2:
+        raise ConfigError(f"{src}: env.max_torque must have 2 entries, got {cfg.env.max_torque}")
+    if cfg.algo.name not in ALGORITHMS:
+        raise ConfigError(
+            f"{src}: algo.name must be one of {sorted(ALGORITHMS)}, got {cfg.algo.name!r}"
+        )
+    try:
+        check_hyperparams(cfg.algo.name, cfg.algo.hyperparams)
+    except ValueError as exc:
+        raise ConfigError(f"{src}: algo.hyperparams: {exc}") from exc
+    positive = {
+        "train.total_timesteps": cfg.train.total_timesteps,
+        "train.n_envs": cfg.train.n_envs,
+        "train.eval_episodes": cfg.train.eval_episodes,
+        "train.torch_threads": cfg.train.torch_threads,
+        "evaluate.episodes": cfg.evaluate.episodes,
+        "env.substeps": cfg.env.substeps,
+    }
+    for key, value in positive.items():
+        if value < 1:
+            raise ConfigError(f"{src}: {key} must be >= 1, got {value}")
+    for key, value in {
+        "train.eval_freq": cfg.train.eval_freq,
+        "train.checkpoint_freq": cfg.train.checkpoint_freq,
+        "train.seed": cfg.train.seed,
+        "evaluate.seed": cfg.evaluate.seed,
+    }.items():
+        if value < 0:
+            raise ConfigError(f"{src}: {key} must be >= 0, got {value}")
+
+
+def config_from_dict(data: Any, source: str = "<dict>") -> RunConfig:
+    """Build and validate a :class:`RunConfig` from plain data (e.g. parsed YAML).
+
+    Raises
+    ------
+    ConfigError
+        On a missing section or key, an unknown key, a wrong type or an invalid value.
+    """
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{source}: a config must be a mapping of sections, got {data!r}")
+    unknown = sorted(set(data) - set(_SECTIONS))
+    if unknown:
+        raise ConfigError(
+            f"{source}: unknown section(s) {unknown}; valid sections are {sorted(_SECTIONS)}"
+        )
+    sections = {}
+    for name, cls in _SECTIONS.items():
+        if name not in data:
+            if name == "evaluate":
+                continue
+            raise ConfigError(f"{source}: missing required section {name!r}")
+        sections[name] = _build(cls, data[name], name, source)
+    cfg = RunConfig(**sections, source=source)
+    _validate(cfg)
+    return cfg
+
+
+def apply_overrides(data: dict[str, Any], overrides: Sequence[str], source: str) -> dict[str, Any]:
+    """Return a copy of ``data`` with ``"section.key[.subkey]=value"`` overrides applied.
+
+    The value is parsed as YAML (``train.seed=3`` gives an int, ``env.normalize_obs=false``
+    a bool, ``algo.hyperparams.policy_kwargs={net_arch: [64, 64]}`` a dict).
+    """
+    import copy
+
+    data = copy.deepcopy(data)
+    for item in overrides:
+        path, sep, text = item.partition("=")
+        if not sep or not path:
+            raise ConfigError(f"override {item!r} must look like section.key=value")
+        keys = path.strip().split(".")
+        if len(keys) < 2:
+            raise ConfigError(f"override {item!r} must name a section and a key (section.key)")
+        node = data
+        for k in keys[:-1]:
+            child = node.setdefault(k, {})
+            if not isinstance(child, dict):
+                raise ConfigError(f"override {item!r}: {k!r} is not a section")
+            node = child
+        try:
+            node[keys[-1]] = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"override {item!r}: value is not valid YAML ({exc})") from exc
+    return data
+
+
+def load_config(path: str | Path, overrides: Sequence[str] = ()) -> RunConfig:
+    """Load a YAML config file, apply ``overrides``, and validate it.
+
+    Parameters
+    ----------
+    path : str or Path
+        The YAML file.
+    overrides : sequence of str
+        ``"section.key=value"`` strings applied after loading.
+
+    Raises
+    ------
+    ConfigError
+        On invalid YAML or content (the message names the file and the key).
+    FileNotFoundError
+        If the file does not exist.
+    """
+    path = Path(path)
+    source = str(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{source}: not valid YAML ({exc})") from exc
+    if overrides:
+        if not isinstance(data, dict):
+            raise ConfigError(f"{source}: a config must be a mapping of sections, got {data!r}")
+        data = apply_overrides(data, overrides, source)
+        source = f"{source} (with overrides {list(overrides)})"
+    return config_from_dict(data, source)

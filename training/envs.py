@@ -1,0 +1,63 @@
+"""Environments of a run: the vectorised training env and the evaluation env."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import gymnasium as gym
+from stable_baselines3.common.env_util import make_vec_env
+from stable_baselines3.common.vec_env import VecEnv, VecMonitor, VecNormalize
+
+import twolink_gym  # noqa: F401  (registers TwoLink-v0)
+from training.config import EnvConfig
+
+__all__ = ["load_vec_normalize", "make_training_env", "make_vec"]
+
+
+def make_vec(cfg: EnvConfig, n_envs: int, seed: int | None) -> VecEnv:
+    """An SB3 ``VecEnv`` of ``n_envs`` arms, monitored (episode returns and lengths).
+
+    ``cfg.vectorization`` picks the native batched env (one dynamics call per
+    step for all copies) or SB3's ``DummyVecEnv`` over ``gym.make(cfg.id)``.
+    Copy ``i`` is seeded ``seed + i`` in both cases.
+    """
+    kwargs = cfg.make_kwargs()
+    if cfg.vectorization == "native":
+        from twolink_gym.sb3_vec_env import make_sb3_vec_env
+
+        venv: VecEnv = make_sb3_vec_env(
+            n_envs, seed=seed, max_episode_steps=cfg.max_episode_steps, **kwargs
+        )
+        return VecMonitor(venv, info_keywords=("is_success",))
+    if cfg.max_episode_steps is not None:
+        kwargs["max_episode_steps"] = cfg.max_episode_steps
+    return make_vec_env(lambda: gym.make(cfg.id, **kwargs), n_envs=n_envs, seed=seed)
+
+
+def make_training_env(
+    cfg: EnvConfig, n_envs: int, seed: int, *, training: bool = True, gamma: float = 0.99
+) -> VecEnv:
+    """The training (or periodic-evaluation) env, with ``VecNormalize`` if configured.
+
+    For evaluation (``training=False``) the normalisation statistics are frozen
+    and rewards are left raw; SB3's ``EvalCallback`` copies the training
+    statistics into it before each evaluation.
+    """
+    venv = make_vec(cfg, n_envs, seed)
+    if cfg.normalize_obs or cfg.normalize_reward:
+        venv = VecNormalize(
+            venv,
+            training=training,
+            norm_obs=cfg.normalize_obs,
+            norm_reward=cfg.normalize_reward and training,
+            gamma=gamma,
+        )
+    return venv
+
+
+def load_vec_normalize(path: str | Path, cfg: EnvConfig) -> VecNormalize:
+    """Saved ``VecNormalize`` statistics, frozen, on a one-arm env of ``cfg``."""
+    stats = VecNormalize.load(str(path), make_vec(cfg, 1, seed=0))
+    stats.training = False
+    stats.norm_reward = False
+    return stats

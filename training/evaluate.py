@@ -1,0 +1,332 @@
+"""``twolink evaluate``: run policies on one fixed set of episodes and measure them.
+
+The episode set (initial states and, for reach, targets) is drawn once from
+``evaluate.seed`` (episode ``i`` is what ``env.reset(seed=seed + i)`` draws) and
+replayed for every policy through ``reset(options={"state": ..., "target": ...})``,
+so every policy faces identical episodes. All episodes run at once in one
+:class:`~twolink_gym.vector_env.TwoLinkVectorEnv`.
+
+Metrics per episode
+-------------------
+success
+    ``info["is_success"]`` at the episode's last step (a balance episode that
+    falls ends there, unsuccessful).
+return
+    Sum of rewards (the task's raw reward, never normalised).
+final_distance
+    ``info["distance"]`` at the last step: m for reach, rad (larger link tilt) for balance.
+settle_time
+    The time [s] from which the distance stays within the task's tolerance
+    (reach: ``tolerance``, balance: ``success_angle``) until the episode ends,
+    counting the initial state at t = 0. NaN if the distance is outside the
+    tolerance at the end (never settled, or fell).
+effort
+    Control effort ``∫ |τ|² dt`` [N²·m²·s], ``τ = clip(a, -1, 1) · max_torque``,
+    summed over both joints.
+length
+    Steps in the episode.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from training.config import EnvConfig, RunConfig
+from training.policies import LoadedPolicy, applicable_controllers, load_policy
+from twolink_gym.env import TwoLinkEnv
+from twolink_gym.tasks import Task
+from twolink_gym.vector_env import TwoLinkVectorEnv
+
+__all__ = [
+    "EpisodeSet",
+    "Rollouts",
+    "draw_episodes",
+    "evaluate_policies",
+    "run_policy",
+    "settle_tolerance",
+    "summarize",
+    "write_rollouts",
+]
+
+Array = NDArray[np.float64]
+
+#: The task option that is each task's distance tolerance (for the settling time).
+_TOLERANCE_OPTION = {"reach": "tolerance", "balance": "success_angle"}
+
+METRICS = ("success", "return", "final_distance", "settle_time", "effort", "length")
+
+
+def settle_tolerance(task: Task) -> float:
+    """The distance tolerance of ``task`` used for the settling time (m or rad)."""
+    if task.name not in _TOLERANCE_OPTION:
+        raise ValueError(
+            f"no settling tolerance known for task {task.name!r}; known: {sorted(_TOLERANCE_OPTION)}"
+        )
+    return float(getattr(task, _TOLERANCE_OPTION[task.name]))
+
+
+@dataclasses.dataclass(frozen=True)
+class EpisodeSet:
+    """Initial states ``(n, 4)`` and goals ``(n, goal_size)`` of ``n`` episodes."""
+
+    states: Array
+    goals: Array
+    seed: int
+
+    def __len__(self) -> int:
+        return self.states.shape[0]
+
+    def options(self) -> dict[str, Array]:
+        """The reset options that replay these episodes in a vector env."""
+        opts = {"state": self.states}
+        if self.goals.shape[1]:
+            opts["target"] = self.goals
+        return opts
+
+
+def _vector_env(env_cfg: EnvConfig, n: int) -> TwoLinkVectorEnv:
+    return TwoLinkVectorEnv(n, max_episode_steps=env_cfg.max_episode_steps, **env_cfg.make_kwargs())
+
+
+def draw_episodes(env_cfg: EnvConfig, n: int, seed: int) -> EpisodeSet:
+    """Draw ``n`` episodes; episode ``i`` is the one a single env draws with ``reset(seed=seed + i)``."""
+    venv = _vector_env(env_cfg, n)
+    venv.reset(seed=seed)
+    return EpisodeSet(venv.state, venv.goal, seed)
+
+
+@dataclasses.dataclass
+class Rollouts:
+    """Per-episode results of one policy on an :class:`EpisodeSet` (leading axis ``n``).
+
+    ``distance`` and ``states`` have ``T + 1`` samples (t = 0 .. T·dt) and
+    ``actions`` ``T``, NaN after an episode's end.
+    """
+
+    label: str
+    kind: str
+    success: NDArray[np.bool_]
+    returns: Array
+    final_distance: Array
+    settle_time: Array
+    effort: Array
+    length: NDArray[np.int64]
+    distance: Array
+    states: Array
+    actions: Array
+    dt: float
+
+    def metrics(self) -> dict[str, NDArray[Any]]:
+        """The per-episode metrics by name."""
+        return {
+            "success": self.success,
+            "return": self.returns,
+            "final_distance": self.final_distance,
+            "settle_time": self.settle_time,
+            "effort": self.effort,
+            "length": self.length,
+        }
+
+
+def settle_times(distance: Array, length: NDArray[np.int64], tol: float, dt: float) -> Array:
+    """Settling times [s] from distance histories ``(n, T + 1)`` (see the module notes)."""
+    out = np.full(distance.shape[0], np.nan)
+    for i, (d, k) in enumerate(zip(distance, length, strict=True)):
+        d = d[: k + 1]
+        outside = np.flatnonzero(~(d <= tol))
+        if outside.size == 0:
+            out[i] = 0.0
+        elif outside[-1] < k:
+            out[i] = (outside[-1] + 1) * dt
+    return out
+
+
+def run_policy(policy: LoadedPolicy, env_cfg: EnvConfig, episodes: EpisodeSet) -> Rollouts:
+    """Run ``policy`` deterministically on every episode of ``episodes`` (batched)."""
+    n = len(episodes)
+    venv = _vector_env(env_cfg, n)
+    sim = venv.sim
+    horizon = venv.max_episode_steps
+    obs, info = venv.reset(options=episodes.options())
+    distance = np.full((n, horizon + 1), np.nan)
+    states = np.full((n, horizon + 1, 4), np.nan)
+    actions = np.full((n, horizon, 2), np.nan)
+    distance[:, 0] = info["distance"]
+    states[:, 0] = info["state"]
+    returns = np.zeros(n)
+    effort = np.zeros(n)
+    success = np.zeros(n, dtype=bool)
+    length = np.zeros(n, dtype=np.int64)
+    active = np.ones(n, dtype=bool)
+    pstate = None
+    starts = np.ones(n, dtype=bool)
+    for t in range(horizon):
+        action, pstate = policy.predictor.predict(
+            obs, state=pstate, episode_start=starts, deterministic=True
+        )
+        starts = np.zeros(n, dtype=bool)
+        action = np.clip(np.asarray(action, dtype=np.float64).reshape(n, 2), -1.0, 1.0)
+        obs, reward, terminated, truncated, info = venv.step(action)
+        a = active
+        tau = sim.torque(action)
+        returns[a] += reward[a]
+        effort[a] += np.sum(tau[a] ** 2, axis=1) * sim.dt
+        distance[a, t + 1] = info["distance"][a]
+        states[a, t + 1] = info["state"][a]
+        actions[a, t] = action[a]
+        done = a & (terminated | truncated)
+        success[done] = info["is_success"][done]
+        length[done] = t + 1
+        active = a & ~done
+        if not active.any():
+            break
+    venv.close()
+    final = distance[np.arange(n), length]
+    tol = settle_tolerance(sim.task)
+    return Rollouts(
+        label=policy.label,
+        kind=policy.kind,
+        success=success,
+        returns=returns,
+        final_distance=final,
+        settle_time=settle_times(distance, length, tol, sim.dt),
+        effort=effort,
+        length=length,
+        distance=distance,
+        states=states,
+        actions=actions,
+        dt=sim.dt,
+    )
+
+
+def _stat(values: NDArray[Any], fn: Any) -> float | None:
+    values = np.asarray(values, dtype=np.float64)
+    values = values[np.isfinite(values)]
+    return float(fn(values)) if values.size else None
+
+
+def summarize(r: Rollouts) -> dict[str, Any]:
+    """Aggregate metrics of one policy (JSON-friendly; None where undefined)."""
+    settled = np.isfinite(r.settle_time)
+    return {
+        "policy": r.label,
+        "kind": r.kind,
+        "episodes": len(r.success),
+        "success_rate": float(np.mean(r.success)),
+        "return_mean": _stat(r.returns, np.mean),
+        "return_std": _stat(r.returns, np.std),
+        "final_distance_median": _stat(r.final_distance, np.median),
+        "final_distance_mean": _stat(r.final_distance, np.mean),
+        "final_distance_p90": _stat(r.final_distance, lambda v: np.percentile(v, 90)),
+        "settled_fraction": float(np.mean(settled)),
+        "settle_time_median": _stat(r.settle_time, np.median),
+        "effort_mean": _stat(r.effort, np.mean),
+        "length_mean": _stat(r.length, np.mean),
+    }
+
+
+def _slug(label: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in label).strip("_")
+
+
+def write_rollouts(
+    r: Rollouts, episodes: EpisodeSet, out_dir: Path, *, trajectories: bool = True
+) -> Path:
+    """Write ``episodes.csv``, ``summary.json`` and (optionally) ``trajectories.npz`` of one policy."""
+    folder = out_dir / _slug(r.label)
+    folder.mkdir(parents=True, exist_ok=True)
+    metrics = r.metrics()
+    with (folder / "episodes.csv").open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        goal_cols = [f"goal_{j}" for j in range(episodes.goals.shape[1])]
+        writer.writerow(["episode", "q1", "q2", "dq1", "dq2", *goal_cols, *metrics])
+        for i in range(len(episodes)):
+            row = [i, *episodes.states[i].tolist(), *episodes.goals[i].tolist()]
+            for v in metrics.values():
+                x = v[i].item()
+                row.append(int(x) if isinstance(x, bool) else x)
+            writer.writerow(row)
+    (folder / "summary.json").write_text(json.dumps(summarize(r), indent=2))
+    if not trajectories:
+        return folder
+    np.savez_compressed(
+        folder / "trajectories.npz",
+        distance=r.distance,
+        states=r.states,
+        actions=r.actions,
+        dt=r.dt,
+    )
+    return folder
+
+
+def resolve_policies(specs: Sequence[str], cfg: RunConfig) -> list[str]:
+    """Expand ``"auto"`` into the classical controllers that apply to the task."""
+    out: list[str] = []
+    for spec in specs:
+        items = applicable_controllers(cfg.env.task) if spec == "auto" else [spec]
+        out.extend(s for s in items if s not in out)
+    return out
+
+
+def evaluate_policies(
+    specs: Sequence[str],
+    cfg: RunConfig,
+    out_dir: str | Path | None = None,
+    *,
+    episodes: int | None = None,
+    seed: int | None = None,
+    trajectories: bool = True,
+) -> tuple[EpisodeSet, list[Rollouts]]:
+    """Evaluate every policy of ``specs`` on the config's episode set; optionally write results.
+
+    Parameters
+    ----------
+    specs : sequence of str
+        Controller names, ``"auto"``, run folders or model files.
+    cfg : RunConfig
+        Its ``env`` and ``evaluate`` sections fix the environment and episodes.
+    out_dir : path, optional
+        Where to write per-policy results, ``episode_set.npz`` and ``summary.json``.
+    episodes, seed : int, optional
+        Override ``cfg.evaluate.episodes`` / ``cfg.evaluate.seed``.
+    trajectories : bool
+        Also write each policy's ``trajectories.npz`` (states, actions, distances).
+    """
+    n = episodes if episodes is not None else cfg.evaluate.episodes
+    base = seed if seed is not None else cfg.evaluate.seed
+    episode_set = draw_episodes(cfg.env, n, base)
+    env = TwoLinkEnv(**cfg.env.make_kwargs())
+    results = []
+    for spec in resolve_policies(specs, cfg):
+        policy = load_policy(spec, cfg.env, env)
+        results.append(run_policy(policy, cfg.env, episode_set))
+    if out_dir is not None:
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        np.savez(out / "episode_set.npz", states=episode_set.states, goals=episode_set.goals)
+        for r in results:
+            write_rollouts(r, episode_set, out, trajectories=trajectories)
+        summary = {
+            "task": cfg.env.task,
+            "episodes": n,
+            "seed": base,
+            "policies": [summarize(r) for r in results],
+        }
+        (out / "summary.json").write_text(json.dumps(summary, indent=2, allow_nan=False))
+    return episode_set, results
+
+
+def format_value(value: float | None, fmt: str) -> str:
+    """Format a number for a table ("–" for None/NaN)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return format(value, fmt)

@@ -1,0 +1,169 @@
+"""From a policy string of the CLI to an object with SB3's ``predict`` (done once, here).
+
+A policy string is either the name of a classical controller
+(:data:`twolink_gym.controllers.CONTROLLERS`, e.g. ``"lqr"``) or a path to a
+trained agent: a run folder (holding ``model.zip``) or a model ``.zip`` (a final
+model or a checkpoint). An agent's VecNormalize statistics, if it was trained
+with them, are loaded from beside the model and applied frozen.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+from numpy.typing import NDArray
+from stable_baselines3.common.base_class import BaseAlgorithm
+from stable_baselines3.common.vec_env import VecNormalize
+
+from training.algorithms import ALGORITHMS
+from training.config import EnvConfig, config_from_dict
+from training.envs import load_vec_normalize
+from training.train import CONFIG_FILE, MODEL_FILE, VECNORM_FILE, _checkpoint_stats
+from twolink_gym.controllers import CONTROLLERS, controllers_for
+
+__all__ = ["LoadedPolicy", "SB3Agent", "applicable_controllers", "load_policy"]
+
+
+class SB3Agent:
+    """A trained SB3 model with frozen observation normalisation, behind ``predict``.
+
+    Parameters
+    ----------
+    model : BaseAlgorithm
+    vec_normalize : VecNormalize, optional
+        Statistics to normalise observations with (never updated here).
+    """
+
+    def __init__(self, model: BaseAlgorithm, vec_normalize: VecNormalize | None = None) -> None:
+        self.model = model
+        self.vec_normalize = vec_normalize
+
+    def predict(
+        self,
+        observation: NDArray[np.float32],
+        state: Any = None,
+        episode_start: Any = None,
+        deterministic: bool = True,
+    ) -> tuple[NDArray[np.float32], Any]:
+        """The model's action for a raw observation (or batch), like SB3's ``predict``."""
+        obs = np.asarray(observation, dtype=np.float32)
+        if self.vec_normalize is not None:
+            obs = self.vec_normalize.normalize_obs(obs)
+        action, state = self.model.predict(
+            obs, state=state, episode_start=episode_start, deterministic=deterministic
+        )
+        return np.asarray(action, dtype=np.float32), state
+
+
+@dataclasses.dataclass
+class LoadedPolicy:
+    """A policy ready to run, with the label it gets in tables and plots.
+
+    Attributes
+    ----------
+    label : str
+        ``"lqr"``, or ``"<algo> (<run folder>)"`` for an agent.
+    kind : str
+        ``"controller"`` or ``"agent"``.
+    predictor : object
+        Has SB3's ``predict(obs, state, episode_start, deterministic)``.
+    run_dir : Path or None
+        The agent's run folder (for its learning curve).
+    """
+
+    label: str
+    kind: str
+    predictor: Any
+    run_dir: Path | None = None
+
+
+def applicable_controllers(task: str) -> list[str]:
+    """Names of the classical controllers that apply to ``task``."""
+    return sorted(controllers_for(task))
+
+
+def _run_config(run_dir: Path) -> Any:
+    path = run_dir / CONFIG_FILE
+    if not path.exists():
+        return None
+    return config_from_dict(yaml.safe_load(path.read_text()), str(path))
+
+
+def _load_agent(path: Path, env_cfg: EnvConfig) -> LoadedPolicy:
+    if path.is_dir():
+        run_dir, model_path, stats = path, path / MODEL_FILE, path / VECNORM_FILE
+    else:
+        model_path = path
+        run_dir = path.parent.parent if path.parent.name == "checkpoints" else path.parent
+        stats = _checkpoint_stats(path) or (path.parent / VECNORM_FILE)
+    if not model_path.exists():
+        raise ValueError(f"policy {str(path)!r}: no model file {model_path}")
+    run_cfg = _run_config(run_dir)
+    if run_cfg is not None and run_cfg.env.task != env_cfg.task:
+        raise ValueError(
+            f"policy {str(path)!r} was trained on task {run_cfg.env.task!r}, "
+            f"but the evaluation task is {env_cfg.task!r}"
+        )
+    if run_cfg is not None and (
+        run_cfg.env.make_kwargs() != env_cfg.make_kwargs()
+        or run_cfg.env.max_episode_steps != env_cfg.max_episode_steps
+    ):
+        raise ValueError(
+            f"policy {str(path)!r} was trained on another environment "
+            f"({run_cfg.env.make_kwargs()}) than the evaluation one ({env_cfg.make_kwargs()})"
+        )
+    names = [run_cfg.algo.name] if run_cfg is not None else sorted(ALGORITHMS)
+    errors = []
+    for name in names:
+        try:
+            model = ALGORITHMS[name].load(str(model_path), device="cpu")
+            break
+        except Exception as exc:  # any failure: try the next algorithm class
+            errors.append(f"{name}: {exc}")
+    else:
+        raise ValueError(f"policy {str(path)!r}: could not load the model ({'; '.join(errors)})")
+    vec = load_vec_normalize(stats, env_cfg) if stats is not None and stats.exists() else None
+    if run_cfg is not None and (run_cfg.env.normalize_obs and vec is None):
+        raise ValueError(f"policy {str(path)!r}: trained with VecNormalize but {stats} is missing")
+    label = f"{name} ({run_dir.name})"
+    return LoadedPolicy(label, "agent", SB3Agent(model, vec), run_dir)
+
+
+def load_policy(spec: str, env_cfg: EnvConfig, env: Any) -> LoadedPolicy:
+    """Map a policy string to a :class:`LoadedPolicy`.
+
+    Parameters
+    ----------
+    spec : str
+        A controller name (see :data:`~twolink_gym.controllers.CONTROLLERS`), a
+        run folder, or a model ``.zip``.
+    env_cfg : EnvConfig
+        The environment the policy will run on.
+    env : object
+        An env of ``env_cfg`` (controllers take task, dt and torque limits from it).
+
+    Raises
+    ------
+    ValueError
+        If ``spec`` is neither a controller that applies to the task nor a model
+        trained on it.
+    """
+    if spec in CONTROLLERS:
+        cls = CONTROLLERS[spec]
+        if not cls.applies_to(env_cfg.task):
+            raise ValueError(
+                f"controller {spec!r} does not apply to task {env_cfg.task!r}; "
+                f"controllers for it are {applicable_controllers(env_cfg.task)}"
+            )
+        return LoadedPolicy(spec, "controller", cls.from_env(env))
+    path = Path(spec)
+    if path.exists():
+        return _load_agent(path, env_cfg)
+    raise ValueError(
+        f"policy {spec!r} is neither a controller ({sorted(CONTROLLERS)}) "
+        "nor an existing run folder or model .zip"
+    )
