@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["as_vectors"]
+__all__ = ["as_vectors", "positive_integer", "positive_number"]
 
 
 def as_vectors(value: ArrayLike, size: int, name: str) -> NDArray[Any]:
@@ -42,3 +44,33 @@ def as_vectors(value: ArrayLike, size: int, name: str) -> NDArray[Any]:
     if arr.ndim == 0 or arr.shape[-1] != size:
         raise ValueError(f"{name} must have shape ({size},) or (..., {size}), got {arr.shape}")
     return arr
+
+
+def positive_number(value: Any, name: str) -> float:
+    """Return ``value`` as a float after checking it is a finite real number > 0.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument, for a bool, a non-number, NaN, infinity or a value <= 0.
+    """
+    message = f"{name} must be a finite number > 0, got {value!r}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(message)
+    number = float(value)
+    if not (math.isfinite(number) and number > 0):
+        raise ValueError(message)
+    return number
+
+
+def positive_integer(value: Any, name: str) -> int:
+    """Return ``value`` as an int after checking it is an integer >= 1 (bools rejected).
+
+    Raises
+    ------
+    ValueError
+        Naming the argument.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    return int(value)

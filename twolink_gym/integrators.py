@@ -11,14 +11,13 @@ the drift by about 30).
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from twolink_gym._arrays import as_vectors
+from twolink_gym._arrays import as_vectors, positive_integer, positive_number
 from twolink_gym.dynamics import Coefficients, _accelerations, coefficients
 from twolink_gym.params import ArmParams
 
@@ -132,10 +131,8 @@ def step(
         On a non-positive or non-finite ``dt``, a ``substeps`` < 1, or a wrong
         shape.
     """
-    if isinstance(dt, bool) or not (isinstance(dt, numbers.Real) and math.isfinite(dt) and dt > 0):
-        raise ValueError(f"dt must be a finite number > 0 (seconds), got {dt!r}")
-    if isinstance(substeps, bool) or not isinstance(substeps, (int, np.integer)) or substeps < 1:
-        raise ValueError(f"substeps must be an integer >= 1, got {substeps!r}")
+    dt = positive_number(dt, "dt")
+    substeps = positive_integer(substeps, "substeps")
     x = as_vectors(state, 4, "state")
     u = as_vectors(tau, 2, "tau")
     out = rk4_components(
@@ -146,8 +143,8 @@ def step(
         x[..., 3],
         u[..., 0],
         u[..., 1],
-        float(dt),
-        int(substeps),
+        dt,
+        substeps,
         np.cos,
         np.sin,
     )

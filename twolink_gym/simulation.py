@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from twolink_gym._arrays import positive_integer, positive_number
 from twolink_gym.dynamics import Coefficients, coefficients
 from twolink_gym.integrators import rk4_components
 from twolink_gym.kinematics import forward_kinematics
@@ -140,14 +141,6 @@ class StepOutcome:
     tip: Array
 
 
-def _positive(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a number > 0, got {value!r}")
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
-
-
 @dataclasses.dataclass(frozen=True)
 class Simulation:
     """Parameters + task + integrator: the batched core of the environments.
@@ -206,13 +199,8 @@ class Simulation:
         """
         arm = ArmParams.coerce(params)
         the_task = make_task(task, task_options)
-        dt = _positive(dt, "dt")
-        if (
-            isinstance(substeps, bool)
-            or not isinstance(substeps, (int, np.integer))
-            or substeps < 1
-        ):
-            raise ValueError(f"substeps must be an integer >= 1, got {substeps!r}")
+        dt = positive_number(dt, "dt")
+        substeps = positive_integer(substeps, "substeps")
         message = f"max_torque must be a number or a pair of numbers > 0 (N·m), got {max_torque!r}"
         try:
             torque = np.broadcast_to(np.asarray(max_torque, dtype=np.float64), (2,)).copy()
@@ -220,8 +208,8 @@ class Simulation:
             raise ValueError(message) from exc
         if isinstance(max_torque, bool) or not np.all(np.isfinite(torque) & (torque > 0)):
             raise ValueError(message)
-        speed = _positive(max_speed, "max_speed")
-        return cls(arm, the_task, dt, int(substeps), torque, speed)
+        speed = positive_number(max_speed, "max_speed")
+        return cls(arm, the_task, dt, substeps, torque, speed)
 
     # -- spaces ----------------------------------------------------------
     @property

@@ -11,6 +11,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 from numpy.typing import NDArray
 
+from twolink_gym._arrays import positive_integer
 from twolink_gym.params import ArmParams
 from twolink_gym.simulation import (
     DEFAULT_MAX_SPEED,
@@ -79,12 +80,7 @@ class TwoLinkVectorEnv(VectorEnv):
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         render_mode: str | None = None,
     ) -> None:
-        if (
-            isinstance(num_envs, bool)
-            or not isinstance(num_envs, (int, np.integer))
-            or num_envs < 1
-        ):
-            raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
+        num_envs = positive_integer(num_envs, "num_envs")
         self.sim = Simulation.create(
             task=task,
             params=params,
@@ -96,14 +92,7 @@ class TwoLinkVectorEnv(VectorEnv):
         )
         if max_episode_steps is None:
             max_episode_steps = self.sim.max_episode_steps
-        if (
-            isinstance(max_episode_steps, bool)
-            or not isinstance(max_episode_steps, (int, np.integer))
-            or max_episode_steps < 1
-        ):
-            raise ValueError(
-                f"max_episode_steps must be an integer >= 1, got {max_episode_steps!r}"
-            )
+        max_episode_steps = positive_integer(max_episode_steps, "max_episode_steps")
         try:
             mode = AutoresetMode(autoreset_mode)
         except ValueError as exc:

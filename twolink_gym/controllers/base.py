@@ -17,6 +17,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from twolink_gym._arrays import positive_number
 from twolink_gym.kinematics import inverse_kinematics, wrap_angle
 from twolink_gym.params import ArmParams
 from twolink_gym.simulation import (
@@ -170,13 +171,7 @@ class Controller(abc.ABC):
             )
         self.task: Task = the_task
         self.params = ArmParams.coerce(params)
-        if (
-            isinstance(dt, bool)
-            or not isinstance(dt, (int, float, np.integer, np.floating))
-            or not (math.isfinite(dt) and dt > 0)
-        ):
-            raise ValueError(f"dt must be a finite number > 0 (seconds), got {dt!r}")
-        self.dt = float(dt)
+        self.dt = positive_number(dt, "dt")
         torque = np.asarray(max_torque, dtype=np.float64)
         if torque.shape not in ((), (2,)) or not np.all(np.isfinite(torque) & (torque > 0)):
             raise ValueError(
