@@ -201,13 +201,10 @@ class TwoLinkVectorEnv(VectorEnv):
         if restart is not None and restart.any():
             # NextStep: copies that finished last step start anew, ignoring the action
             idx = np.flatnonzero(restart)
-            self._restart(idx)
-            fresh = self.sim.evaluate(self._state[idx], self._goal[idx], self._last_action[idx])
-            obs[idx] = self.sim.observe(self._state[idx], self._goal[idx])
+            self._restart(idx, obs, info)
             reward[idx] = 0.0
             terminated[idx] = False
             truncated[idx] = False
-            self._overwrite_info(info, idx, fresh)
         done = terminated | truncated
         if mode == AutoresetMode.NEXT_STEP:
             self._needs_reset = done
@@ -221,19 +218,22 @@ class TwoLinkVectorEnv(VectorEnv):
                 if not k.startswith(("final", "_final"))
             }
             info["_final_info"] = done.copy()
-            self._restart(idx)
-            fresh = self.sim.evaluate(self._state[idx], self._goal[idx], self._last_action[idx])
-            obs[idx] = self.sim.observe(self._state[idx], self._goal[idx])
-            self._overwrite_info(info, idx, fresh)
+            self._restart(idx, obs, info)
         return obs, reward, terminated, truncated, info
 
-    def _restart(self, idx: NDArray[np.intp]) -> None:
+    def _restart(
+        self, idx: NDArray[np.intp], obs: NDArray[np.float32], info: dict[str, Any]
+    ) -> None:
+        """Start new episodes in copies ``idx``, writing their reset obs and info in place."""
         states, goals = self.sim.initial_conditions([self._rngs[i] for i in idx], None, len(idx))
         self._state[idx] = states
         self._goal[idx] = goals
         self._elapsed[idx] = 0
         self._last_action[idx] = 0.0
         self._last_reward[idx] = 0.0
+        fresh = self.sim.evaluate(states, goals, self._last_action[idx])
+        obs[idx] = self.sim.observe(states, goals)
+        self._overwrite_info(info, idx, fresh)
 
     def _info(self, outcome: StepOutcome) -> dict[str, Any]:
         info: dict[str, Any] = {
