@@ -7,14 +7,16 @@ on an arm in a horizontal plane (``gravity = 0``) held still at the upright
 pose, where neither task can terminate early.
 """
 
+import inspect
 import math
+import os
 
 import gymnasium as gym
 import numpy as np
 import pytest
-from gymnasium.envs.registration import EnvSpec
+from gymnasium.envs.registration import EnvSpec, load_env_creator
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
-from gymnasium.wrappers import TimeLimit
+from gymnasium.wrappers import RenderCollection, TimeLimit
 
 import twolink_gym
 from twolink_gym import TwoLinkEnv, TwoLinkVectorEnv
@@ -102,27 +104,54 @@ def test_episode_length_is_in_seconds():
         assert _episode_length(env) == steps
 
 
-@pytest.mark.parametrize("env_id", ["TwoLink-v0", "TwoLinkReach-v0", "TwoLinkBalance-v0"])
-@pytest.mark.parametrize("steps", [7, 123, 750])
-def test_max_episode_steps_overrides_longer_and_shorter(env_id, steps):
-    kwargs = {} if env_id != "TwoLink-v0" else {"task": "balance"}
-    env = gym.make(env_id, max_episode_steps=steps, params=NO_GRAVITY, **kwargs)
-    assert env.spec.max_episode_steps == steps
-    assert _episode_length(env) == steps
-    # one TimeLimit only: no hidden shorter limit of the task underneath
+def _time_limits(env: gym.Env) -> list[int]:
+    """The lengths of every ``TimeLimit`` in the wrapper stack, outermost first."""
     limits = []
     e = env
     while isinstance(e, gym.Wrapper):
         if isinstance(e, TimeLimit):
             limits.append(e._max_episode_steps)
         e = e.env
-    assert limits == [steps]
+    return limits
 
 
-def test_max_episode_steps_minus_one_means_no_limit():
-    env = gym.make("TwoLink-v0", task="reach", max_episode_steps=-1, params=NO_GRAVITY)
-    env.reset(seed=0, options={"state": UPRIGHT_STILL, "target": [0.0, 2.0]})
-    for _ in range(REACH_STEPS + 50):
+@pytest.mark.parametrize("task", ["reach", "balance"])
+@pytest.mark.parametrize("steps", [7, 123, 750])
+def test_max_episode_steps_of_a_per_task_id_overrides_longer_and_shorter(task, steps):
+    env = gym.make(CONVENIENCE[task], max_episode_steps=steps, params=NO_GRAVITY)
+    assert env.spec.max_episode_steps == steps
+    assert _episode_length(env) == steps
+    # one TimeLimit only: no hidden limit of the task underneath
+    assert _time_limits(env) == [steps]
+
+
+@pytest.mark.parametrize("task", ["reach", "balance"])
+@pytest.mark.parametrize("steps", [1, 7, 123])
+def test_max_episode_steps_of_twolink_v0_shortens_episodes(task, steps):
+    env = gym.make("TwoLink-v0", task=task, max_episode_steps=steps, params=NO_GRAVITY)
+    assert env.spec.max_episode_steps == steps
+    assert _episode_length(env) == steps
+
+
+def test_twolink_v0_episodes_never_exceed_the_tasks_length():
+    # documented: TwoLink-v0's entry point applies the task's length, which
+    # gym.make's max_episode_steps can shorten but not extend (the per-task ids can)
+    env = gym.make(
+        "TwoLink-v0", task="reach", max_episode_steps=REACH_STEPS + 50, params=NO_GRAVITY
+    )
+    assert _episode_length(env) == REACH_STEPS
+    assert _time_limits(env) == [REACH_STEPS + 50, REACH_STEPS]
+
+
+@pytest.mark.parametrize("task", ["reach", "balance"])
+def test_max_episode_steps_minus_one_means_no_limit(task):
+    env = gym.make(CONVENIENCE[task], max_episode_steps=-1, params=NO_GRAVITY)
+    assert _time_limits(env) == []
+    options = {"state": UPRIGHT_STILL}
+    if task == "reach":
+        options["target"] = [0.0, 2.0]
+    env.reset(seed=0, options=options)
+    for _ in range(TASK_STEPS[task] + 50):
         _, _, terminated, truncated, _ = env.step(np.zeros(2, dtype=np.float32))
         assert not (terminated or truncated)
 
@@ -139,17 +168,100 @@ def test_truncation_is_reported_the_gymnasium_way():
         assert raw.step(np.zeros(2, dtype=np.float32))[3] is False
 
 
-def test_remake_from_spec_keeps_a_longer_episode_length():
-    env = gym.make("TwoLink-v0", task="balance", max_episode_steps=750, params=NO_GRAVITY)
+@pytest.mark.parametrize("task", ["reach", "balance"])
+def test_remake_from_spec_of_a_per_task_id_keeps_a_longer_episode_length(task):
+    env = gym.make(CONVENIENCE[task], max_episode_steps=750, params=NO_GRAVITY)
     again = gym.make(env.spec)
+    assert again.spec.max_episode_steps == 750
     assert _episode_length(again) == 750
 
 
-@pytest.mark.parametrize("task", ["reach", "balance"])
-def test_remake_from_spec_keeps_the_default_episode_length(task):
-    env = gym.make("TwoLink-v0", task=task, params=NO_GRAVITY)
+def test_remake_from_spec_keeps_a_shorter_episode_length():
+    env = gym.make("TwoLink-v0", task="balance", max_episode_steps=123, params=NO_GRAVITY)
+    assert _episode_length(gym.make(env.spec)) == 123
+
+
+@pytest.mark.parametrize(
+    ("env_id", "task"),
+    [
+        ("TwoLink-v0", "reach"),
+        ("TwoLink-v0", "balance"),
+        ("TwoLinkReach-v0", "reach"),
+        ("TwoLinkBalance-v0", "balance"),
+    ],
+)
+def test_remake_from_spec_keeps_the_default_episode_length(env_id, task):
+    env = gym.make(env_id, task=task, params=NO_GRAVITY)
     again = gym.make(env.spec)
+    assert again.spec.max_episode_steps == TASK_STEPS[task]
     assert _episode_length(again) == TASK_STEPS[task]
+
+
+def test_entry_point_needs_no_gym_make():
+    # the entry point is an ordinary callable: called directly it gives the same env
+    from twolink_gym.registration import make_env
+
+    for task, steps in TASK_STEPS.items():
+        env = make_env(task=task, params=NO_GRAVITY)
+        assert isinstance(env, TimeLimit)
+        assert isinstance(env.unwrapped, TwoLinkEnv)
+        assert _episode_length(env) == steps
+
+
+def test_registration_uses_no_frame_inspection():
+    import twolink_gym.registration as registration
+
+    source = inspect.getsource(registration)
+    for needle in ("inspect", "f_back", "f_locals", "currentframe", "_getframe"):
+        assert needle not in source
+
+
+# -- render modes through gym.make ----------------------------------------------
+
+
+@pytest.mark.parametrize("env_id", ["TwoLink-v0", "TwoLinkReach-v0", "TwoLinkBalance-v0"])
+def test_make_reads_the_render_modes_of_the_entry_point(env_id):
+    # gym.make takes the supported modes from the entry point's metadata (Gymnasium's rule)
+    creator = load_env_creator(gym.spec(env_id).entry_point)
+    assert creator.metadata["render_modes"] == ["human", "rgb_array"]
+
+
+@pytest.mark.parametrize("env_id", ["TwoLink-v0", "TwoLinkReach-v0", "TwoLinkBalance-v0"])
+def test_rgb_array_list_gives_gymnasiums_render_collection(env_id):
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+    env = gym.make(env_id, render_mode="rgb_array_list")
+    assert isinstance(env, RenderCollection)
+    assert env.unwrapped.render_mode == "rgb_array"
+    # the reference: Gymnasium's RenderCollection put by hand on an rgb_array env
+    ref = RenderCollection(gym.make(env_id, render_mode="rgb_array"))
+    options = {"state": UPRIGHT_STILL}
+    if env.unwrapped.task.goal_size:
+        options["target"] = [0.5, 0.5]
+    zero = np.zeros(2, dtype=np.float32)
+    for e in (env, ref):
+        e.reset(seed=0, options=options)
+        for _ in range(3):
+            e.step(zero)
+    frames, expected = env.render(), ref.render()
+    assert isinstance(frames, list) and len(frames) == len(expected) == 4  # reset + 3 steps
+    for a, b in zip(frames, expected, strict=True):
+        np.testing.assert_array_equal(a, b)
+    env.close()
+    ref.close()
+
+
+def test_make_vec_sync_accepts_rgb_array_list():
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+    env = gym.make_vec(
+        "TwoLink-v0", num_envs=2, vectorization_mode="sync", render_mode="rgb_array_list"
+    )
+    assert isinstance(env, SyncVectorEnv)
+    assert all(isinstance(e, RenderCollection) for e in env.envs)
+    env.reset(seed=0)
+    env.step(np.zeros((2, 2), dtype=np.float32))
+    frames = env.render()
+    assert len(frames) == 2 and all(len(f) == 2 for f in frames)  # per copy: reset + 1 step
+    env.close()
 
 
 def test_kwargs_are_json_friendly_and_survive_a_spec_round_trip():

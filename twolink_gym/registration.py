@@ -1,82 +1,81 @@
-"""Gymnasium registration of ``TwoLink-v0`` and its per-task convenience ids.
+"""Gymnasium registration of the per-task ids and of the generic ``TwoLink-v0``.
 
-One id serves several tasks, and each task has its own episode length. A
-Gymnasium spec has a single ``max_episode_steps``, so ``TwoLink-v0`` is
-registered without one and its entry point, :func:`make_env`, adds the
-``TimeLimit`` of the chosen task itself, unless ``gym.make`` was given
-``max_episode_steps`` (then Gymnasium adds that ``TimeLimit``, as for any env).
-The convenience ids (``TwoLinkReach-v0``, ``TwoLinkBalance-v0``) carry their
-task's length in their spec, the ordinary way.
+The per-task ids are the primary registration: ``TwoLinkReach-v0`` and
+``TwoLinkBalance-v0`` carry their task's episode length in their spec, the
+ordinary Gymnasium way, so ``gym.make(id, max_episode_steps=N)`` overrides it
+(longer or shorter; ``-1`` for no limit) and re-making ``env.spec`` keeps it.
+
+``TwoLink-v0`` serves every task through its ``task`` keyword. A Gymnasium spec
+has one ``max_episode_steps`` for all keyword arguments, so ``TwoLink-v0`` is
+registered without one and its entry point, :data:`make_env`, wraps the env in
+a ``TimeLimit`` of the chosen task's length. ``gym.make`` wraps its own
+``TimeLimit`` around that when given ``max_episode_steps``: through
+``TwoLink-v0`` that can end episodes earlier than the task's length, never
+later. (Gymnasium gives an entry point no way to learn of ``max_episode_steps``:
+``gym.make`` keeps that argument to itself.) For longer episodes, or none, use
+the per-task id.
+
+Only public Gymnasium API is used: :func:`gymnasium.register`,
+:class:`gymnasium.wrappers.TimeLimit`, and an entry point that carries the
+env's ``metadata`` (``gym.make`` reads the supported render modes there, to
+add ``RenderCollection`` for ``"rgb_array_list"`` and ``HumanRendering``).
 """
 
 from __future__ import annotations
 
-import inspect
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
-from gymnasium.envs.registration import make as _gym_make
 from gymnasium.wrappers import TimeLimit
 
 from twolink_gym.env import TwoLinkEnv
 from twolink_gym.simulation import Simulation
 from twolink_gym.tasks import TASKS
 
-__all__ = ["CONVENIENCE_IDS", "ENV_ID", "make_env", "register_envs"]
+__all__ = ["CONVENIENCE_IDS", "ENV_ID", "TaskLengthEntryPoint", "make_env", "register_envs"]
 
 ENV_ID = "TwoLink-v0"
-#: Per-task ids, from the task names.
+#: Per-task ids, from the task names (the primary registration).
 CONVENIENCE_IDS = {name: f"TwoLink{name.capitalize()}-v0" for name in TASKS}
 
 
-def _max_episode_steps_given_to_gym_make() -> bool:
-    """Whether the ``gym.make`` creating this env will add its own ``TimeLimit``.
-
-    That is the case when ``gym.make`` was given ``max_episode_steps``, or was
-    given a spec that carries one (re-making ``env.spec``).
-
-    ``gym.make`` consumes that argument before calling the entry point and then
-    wraps the env in its own ``TimeLimit``; the entry point must not add a
-    second, shorter one. The calling frame is identified by its code object,
-    so this is exact, and False for any other caller.
-    """
-    frame = inspect.currentframe()
-    try:
-        caller = frame.f_back.f_back if frame and frame.f_back else None
-        if caller is None or caller.f_code is not _gym_make.__code__:
-            return False
-        if caller.f_locals.get("max_episode_steps") is not None:
-            return True
-        # gym.make(spec) of a spec that already carries a length (e.g. env.spec re-made)
-        return getattr(caller.f_locals.get("env_spec"), "max_episode_steps", None) is not None
-    finally:
-        del frame
-
-
-def make_env(**kwargs: Any) -> gym.Env:
+class TaskLengthEntryPoint:
     """Entry point of ``TwoLink-v0``: a :class:`TwoLinkEnv` in its task's ``TimeLimit``.
 
-    Parameters
-    ----------
-    **kwargs
-        Keyword arguments of :class:`TwoLinkEnv`.
+    A callable object rather than a function so that it carries
+    :attr:`metadata`, which ``gym.make`` reads from the entry point to learn the
+    render modes (see the module docstring).
     """
-    env = TwoLinkEnv(**kwargs)
-    if _max_episode_steps_given_to_gym_make():
-        return env
-    return TimeLimit(env, env.default_max_episode_steps)
+
+    #: The env's metadata (render modes and frame rate), as ``gym.make`` expects.
+    metadata: ClassVar[dict[str, Any]] = TwoLinkEnv.metadata
+
+    def __call__(self, **kwargs: Any) -> gym.Env:
+        """Make the env and limit its episodes to the task's length.
+
+        Parameters
+        ----------
+        **kwargs
+            Keyword arguments of :class:`TwoLinkEnv`.
+
+        Returns
+        -------
+        gymnasium.wrappers.TimeLimit
+            The env, truncated after ``env.default_max_episode_steps`` steps.
+        """
+        env = TwoLinkEnv(**kwargs)
+        return TimeLimit(env, env.default_max_episode_steps)
+
+    def __repr__(self) -> str:
+        return "twolink_gym.registration.make_env"
+
+
+#: The entry point of ``TwoLink-v0`` (see :class:`TaskLengthEntryPoint`).
+make_env = TaskLengthEntryPoint()
 
 
 def register_envs() -> None:
-    """Register ``TwoLink-v0`` and the per-task ids (idempotent)."""
-    if ENV_ID not in gym.registry:
-        gym.register(
-            id=ENV_ID,
-            entry_point="twolink_gym.registration:make_env",
-            vector_entry_point="twolink_gym.vector_env:TwoLinkVectorEnv",
-            max_episode_steps=None,
-            kwargs={"task": "reach"},
-        )
+    """Register the per-task ids and ``TwoLink-v0`` (idempotent)."""
     for name, env_id in CONVENIENCE_IDS.items():
         if env_id not in gym.registry:
             gym.register(
@@ -86,3 +85,11 @@ def register_envs() -> None:
                 max_episode_steps=Simulation.create(task=name).max_episode_steps,
                 kwargs={"task": name},
             )
+    if ENV_ID not in gym.registry:
+        gym.register(
+            id=ENV_ID,
+            entry_point="twolink_gym.registration:make_env",
+            vector_entry_point="twolink_gym.vector_env:TwoLinkVectorEnv",
+            max_episode_steps=None,
+            kwargs={"task": "reach"},
+        )
