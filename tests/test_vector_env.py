@@ -400,3 +400,88 @@ def test_bad_seed_list():
     env = TwoLinkVectorEnv(num_envs=3)
     with pytest.raises(ValueError, match="seed"):
         env.reset(seed=[1, 2])
+
+
+# -- seeding, info masks, configuration -----------------------------------------
+
+
+@pytest.mark.parametrize("seed", [-1, [0, -2, 1], [0, 1, 2.5]])
+def test_bad_seed_raises_gymnasiums_error_like_sync_vector_env(seed):
+    # the reference: Gymnasium's own vectoriser over single envs refuses the same seeds
+    with pytest.raises(gym.error.Error):
+        sync_env(3, task="reach").reset(seed=seed)
+    with pytest.raises(gym.error.Error):
+        gym.make_vec("TwoLink-v0", num_envs=3).reset(seed=seed)
+
+
+def test_seed_list_of_the_wrong_length_raises_value_error_like_sync_vector_env():
+    with pytest.raises(ValueError, match="3"):
+        sync_env(3, task="reach").reset(seed=[1, 2])
+    with pytest.raises(ValueError, match=r"list of 3 seeds"):
+        TwoLinkVectorEnv(3).reset(seed=[1, 2])
+
+
+@pytest.mark.parametrize("seed", [1.5, "3", {"a": 1}])
+def test_seed_of_another_type_is_refused_naming_the_argument(seed):
+    with pytest.raises(gym.error.Error, match=r"seed must be an int, a list of 2 ints"):
+        TwoLinkVectorEnv(2).reset(seed=seed)
+
+
+def test_numpy_integer_seeds_are_accepted_and_match_python_ints():
+    a, _ = TwoLinkVectorEnv(2).reset(seed=np.int64(4))
+    b, _ = TwoLinkVectorEnv(2).reset(seed=[np.int32(4), 5])
+    c, _ = sync_env(2, task="reach").reset(seed=4)
+    np.testing.assert_array_equal(a, c)
+    np.testing.assert_array_equal(b, c)
+
+
+def test_none_entries_in_a_seed_list_draw_fresh_generators():
+    env = TwoLinkVectorEnv(2)
+    first, _ = env.reset(seed=[7, None])
+    second, _ = env.reset(seed=[7, None])
+    np.testing.assert_array_equal(first[0], second[0])
+    assert not np.array_equal(first[1], second[1])
+
+
+@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
+def test_info_masks_are_separate_arrays(mode):
+    env = TwoLinkVectorEnv(3, task="reach", max_episode_steps=1, autoreset_mode=mode)
+    _, info = env.reset(seed=0)
+    infos = [info, env.step(np.zeros((3, 2), dtype=np.float32))[4]]
+    infos.append(env.step(np.zeros((3, 2), dtype=np.float32))[4])
+    for info in infos:
+        masks = [v for k, v in info.items() if k.startswith("_")]
+        assert len(masks) >= 6
+        assert len({id(m) for m in masks}) == len(masks)
+        info["_state"][0] = False  # a caller editing one mask leaves the others alone
+        assert all(info[k][0] for k in info if k.startswith("_") and k != "_state")
+        if "final_info" in info:
+            final_masks = [v for k, v in info["final_info"].items() if k.startswith("_")]
+            assert len({id(m) for m in final_masks}) == len(final_masks)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{}, {"task": "balance", "dt": 0.01, "substeps": 3, "max_torque": 7.0, "max_speed": 9.0}],
+)
+def test_configuration_is_exposed_read_only_like_the_single_env(kwargs):
+    env = TwoLinkVectorEnv(2, params={"m2": 0.7}, **kwargs)
+    single = TwoLinkEnv(params={"m2": 0.7}, **kwargs)
+    expected = {
+        "dt": kwargs.get("dt", 0.02),
+        "substeps": kwargs.get("substeps", 2),
+        "max_speed": kwargs.get("max_speed", 6 * math.pi),
+    }
+    torque = np.broadcast_to(kwargs.get("max_torque", (30.0, 10.0)), (2,))
+    for e in (env, single):
+        assert e.params == ArmParams(m2=0.7)
+        assert e.task.name == kwargs.get("task", "reach")
+        for name, value in expected.items():
+            assert getattr(e, name) == pytest.approx(value)
+        np.testing.assert_array_equal(e.max_torque, torque)
+        for name in ("params", "task", "dt", "substeps", "max_torque", "max_speed"):
+            with pytest.raises(AttributeError):
+                setattr(e, name, getattr(e, name))
+        # the torque limits are a copy: editing it leaves the env unchanged
+        e.max_torque[:] = 0.0
+        np.testing.assert_array_equal(e.max_torque, torque)

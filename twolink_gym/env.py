@@ -56,7 +56,8 @@ class TwoLinkEnv(gym.Env[ObsType, NDArray[np.float32]]):
     outside ``[-1, 1]`` are clipped, a NaN or infinite action or one of the wrong
     shape raises ``ValueError``. Observations are described in
     :mod:`twolink_gym.simulation`; :meth:`decode` inverts them. The env itself
-    never truncates: ``gym.make`` adds a ``TimeLimit`` of the task's length.
+    never truncates: ``gym.make`` adds a ``TimeLimit`` of the task's length
+    (see :mod:`twolink_gym.registration`).
     ``reset(options=...)`` accepts ``"state"`` (shape ``(4,)``) and, for reach,
     ``"target"`` (shape ``(2,)``) to replay exact episodes.
     """
@@ -121,6 +122,21 @@ class TwoLinkEnv(gym.Env[ObsType, NDArray[np.float32]]):
     def dt(self) -> float:
         """Control period [s]."""
         return self.sim.dt
+
+    @property
+    def substeps(self) -> int:
+        """RK4 sub-steps per control period."""
+        return self.sim.substeps
+
+    @property
+    def max_torque(self) -> NDArray[np.float64]:
+        """Joint torques at action ±1 [N·m] (a copy), shape ``(2,)``."""
+        return self.sim.max_torque.copy()
+
+    @property
+    def max_speed(self) -> float:
+        """Joint speed limit [rad/s]."""
+        return self.sim.max_speed
 
     @property
     def state(self) -> NDArray[np.float64]:

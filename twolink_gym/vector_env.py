@@ -6,7 +6,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
+from gymnasium import error, spaces
+from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 from numpy.typing import NDArray
@@ -125,7 +126,7 @@ class TwoLinkVectorEnv(VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
 
         n = self.num_envs
-        self._rngs = [np.random.default_rng() for _ in range(n)]
+        self._rngs = [seeding.np_random()[0] for _ in range(n)]
         self._state, self._goal = self.sim.initial_conditions(self._rngs, None, n)
         self._elapsed = np.zeros(n, dtype=np.int64)
         self._needs_reset = np.zeros(n, dtype=bool)
@@ -134,6 +135,36 @@ class TwoLinkVectorEnv(VectorEnv):
         self._renderers: list[Any] | None = None
 
     # -- accessors -------------------------------------------------------
+    @property
+    def params(self) -> ArmParams:
+        """The arm's physical parameters (shared by all copies)."""
+        return self.sim.params
+
+    @property
+    def task(self) -> Task:
+        """The task object (shared by all copies)."""
+        return self.sim.task
+
+    @property
+    def dt(self) -> float:
+        """Control period [s]."""
+        return self.sim.dt
+
+    @property
+    def substeps(self) -> int:
+        """RK4 sub-steps per control period."""
+        return self.sim.substeps
+
+    @property
+    def max_torque(self) -> NDArray[np.float64]:
+        """Joint torques at action ±1 [N·m] (a copy), shape ``(2,)``."""
+        return self.sim.max_torque.copy()
+
+    @property
+    def max_speed(self) -> float:
+        """Joint speed limit [rad/s]."""
+        return self.sim.max_speed
+
     @property
     def state(self) -> NDArray[np.float64]:
         """True states of all copies (a copy), shape ``(num_envs, 4)``."""
@@ -155,17 +186,31 @@ class TwoLinkVectorEnv(VectorEnv):
         seed: int | Sequence[int | None] | None = None,
         options: dict[str, Any] | None = None,
     ) -> tuple[NDArray[np.float32], dict[str, Any]]:
-        """Reset every copy; ``seed`` is an int (copy ``i`` gets ``seed + i``) or a list."""
+        """Reset every copy.
+
+        Parameters
+        ----------
+        seed : int, list of (int or None), or None
+            An int seeds copy ``i`` with ``seed + i`` (as Gymnasium's
+            ``SyncVectorEnv``); a list gives one seed per copy; ``None`` keeps
+            the generators. Seeds go through :func:`gymnasium.utils.seeding.np_random`.
+        options : dict, optional
+            See the class notes.
+
+        Raises
+        ------
+        gymnasium.error.Error
+            For a negative or non-integer seed (as ``gymnasium.utils.seeding``).
+        ValueError
+            For a list of seeds whose length is not ``num_envs``.
+        """
         n = self.num_envs
         if seed is not None:
-            seeds = (
-                [seed + i for i in range(n)] if isinstance(seed, (int, np.integer)) else list(seed)
-            )
-            if len(seeds) != n:
-                raise ValueError(f"seed must be an int or a list of {n} seeds, got {len(seeds)}")
-            self._rngs = [np.random.default_rng(s) for s in seeds]
+            seeds = self._seed_list(seed)
+            rngs = [seeding.np_random(s) for s in seeds]
+            self._rngs = [rng for rng, _ in rngs]
             self._np_random = self._rngs[0]
-            self._np_random_seed = seeds[0]
+            self._np_random_seed = rngs[0][1]
         self._state, self._goal = self.sim.initial_conditions(self._rngs, options, n)
         self._elapsed[:] = 0
         self._needs_reset[:] = False
@@ -173,6 +218,22 @@ class TwoLinkVectorEnv(VectorEnv):
         self._last_reward[:] = 0.0
         outcome = self.sim.evaluate(self._state, self._goal, self._last_action)
         return self.sim.observe(self._state, self._goal), self._info(outcome)
+
+    def _seed_list(self, seed: Any) -> list[int | None]:
+        """One seed per copy from an int or a sequence (numpy integers become ints)."""
+        n = self.num_envs
+        if isinstance(seed, np.integer):
+            seed = int(seed)
+        if isinstance(seed, int) and not isinstance(seed, bool):
+            return [seed + i for i in range(n)]
+        if isinstance(seed, (str, bytes)) or not isinstance(seed, (Sequence, np.ndarray)):
+            raise error.Error(
+                f"seed must be an int, a list of {n} ints (or None entries) or None, got {seed!r}"
+            )
+        seeds = [int(s) if isinstance(s, np.integer) else s for s in seed]
+        if len(seeds) != n:
+            raise ValueError(f"seed must be an int or a list of {n} seeds, got {len(seeds)}")
+        return seeds
 
     def step(
         self, actions: Any
@@ -246,9 +307,8 @@ class TwoLinkVectorEnv(VectorEnv):
         if self.sim.task.goal_size:
             info["target"] = self._goal.copy()
         info.update(outcome.terms)
-        mask = np.ones(self.num_envs, dtype=bool)
-        for key in list(info):
-            info["_" + key] = mask
+        for key in list(info):  # one mask array per key: editing one leaves the others
+            info["_" + key] = np.ones(self.num_envs, dtype=bool)
         return info
 
     def _overwrite_info(
