@@ -108,6 +108,102 @@ def test_requires_a_same_step_native_env():
         TwoLinkSB3VecEnv(object())  # type: ignore[arg-type]
 
 
+def dummy_reference(n, seed, max_steps):
+    """SB3's own DummyVecEnv over single envs: the reference for the VecEnv contract."""
+    return make_vec_env(
+        "TwoLinkReach-v0", n_envs=n, seed=seed, env_kwargs={"max_episode_steps": max_steps}
+    )
+
+
+def assert_same_info(got, expected):
+    assert set(got) == set(expected)
+    for key, value in expected.items():
+        np.testing.assert_allclose(got[key], value, rtol=1e-12, atol=1e-12, err_msg=key)
+
+
+def test_reset_infos_are_filled_at_reset_and_on_autoreset_like_dummy_vec_env():
+    n, max_steps = 3, 4
+    native = make_sb3_vec_env(n, seed=2, task="reach", max_episode_steps=max_steps)
+    dummy = dummy_reference(n, 2, max_steps)
+    native.reset()
+    dummy.reset()
+    for i in range(n):
+        assert_same_info(native.reset_infos[i], dummy.reset_infos[i])
+    before = [dict(info) for info in native.reset_infos]
+    rng = np.random.default_rng(1)
+    autoresets = 0
+    for _ in range(2 * max_steps + 1):
+        actions = rng.uniform(-1, 1, (n, 2)).astype(np.float32)
+        _, _, dones, _ = native.step(actions)
+        _, _, dummy_dones, _ = dummy.step(actions)
+        np.testing.assert_array_equal(dones, dummy_dones)
+        autoresets += int(dones.sum())
+        for i in range(n):
+            assert_same_info(native.reset_infos[i], dummy.reset_infos[i])
+    assert autoresets == 2 * n
+    # the new episodes' reset infos differ from the first ones (new targets)
+    assert not np.allclose(native.reset_infos[0]["target"], before[0]["target"])
+
+
+def test_get_attr_gives_each_requested_copy_its_value_like_dummy_vec_env():
+    n = 3
+    native = make_sb3_vec_env(n, seed=9, task="reach")
+    dummy = dummy_reference(n, 9, 200)
+    native.reset()
+    dummy.reset()
+    for indices in (None, [2, 0], 1, [1, 1], -1):
+        for name in ("state", "goal", "dt", "params", "observation_space", "action_space"):
+            got = native.get_attr(name, indices)
+            expected = dummy.get_attr(name, indices)
+            assert len(got) == len(expected), (name, indices)
+            for a, b in zip(got, expected, strict=True):
+                if isinstance(b, np.ndarray):
+                    np.testing.assert_array_equal(a, b)
+                else:
+                    assert a == b, (name, indices)
+    assert native.get_attr("num_envs") == [n] * n  # a vector-env attribute, shared
+
+
+@pytest.mark.parametrize("indices", [3, [0, 5], -4])
+def test_indices_out_of_range_raise_index_error_like_dummy_vec_env(indices):
+    with pytest.raises(IndexError):
+        dummy_reference(3, 0, 200).get_attr("dt", indices)
+    env = make_sb3_vec_env(3, task="reach")
+    with pytest.raises(IndexError, match=r"indices must be .*\[-3, 3\)"):
+        env.get_attr("dt", indices)
+    with pytest.raises(IndexError, match="indices"):
+        env.env_method("decode", np.zeros(10), indices=indices)
+
+
+def test_set_attr_sets_the_shared_attribute_and_refuses_some_copies():
+    env = make_sb3_vec_env(2, seed=0, task="reach")
+    with pytest.raises(ValueError, match=r"set_attr\('max_episode_steps'\).*indices=None"):
+        env.set_attr("max_episode_steps", 3, indices=[0])
+    assert env.venv.max_episode_steps == 200  # unchanged by the refused call
+    env.set_attr("max_episode_steps", 3, indices=[1, 0])  # every copy: allowed
+    env.reset()
+    dones = [env.step(np.zeros((2, 2), dtype=np.float32))[2] for _ in range(3)]
+    np.testing.assert_array_equal(dones, [[False, False], [False, False], [True, True]])
+    with pytest.raises(AttributeError):
+        env.set_attr("dt", 0.1)  # read-only configuration
+
+
+def test_env_method_per_copy_and_refused_for_some_copies():
+    env = make_sb3_vec_env(2, seed=0, task="balance")
+    obs = env.reset()
+    decoded = env.env_method("decode", obs[1], indices=[0, 1])
+    assert len(decoded) == 2
+    for d in decoded:
+        np.testing.assert_allclose(d.state, env.venv.state[1], atol=1e-6)
+    with pytest.raises(ValueError, match=r"env_method\('reset'\).*indices=None"):
+        env.env_method("reset", indices=[0])
+    results = env.env_method("reset", seed=4)  # every copy: one call of the vector env
+    assert len(results) == 2
+    np.testing.assert_array_equal(
+        results[0][0], TwoLinkVectorEnv(2, task="balance").reset(seed=4)[0]
+    )
+
+
 def test_attribute_access_and_wrapping_queries():
     env = make_sb3_vec_env(2, task="balance")
     assert env.get_attr("num_envs") == [2, 2]

@@ -14,7 +14,7 @@ This module imports stable-baselines3 (the ``train`` extra); nothing else in
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -34,6 +34,15 @@ __all__ = ["TwoLinkSB3VecEnv", "make_sb3_vec_env"]
 
 #: Per-copy info entries copied into SB3's list of info dicts by default.
 DEFAULT_INFO_KEYS = ("is_success", "distance")
+#: Attributes of the vector env with one row per copy: ``get_attr`` gives each copy its row.
+PER_COPY_ATTRIBUTES = frozenset({"state", "goal"})
+#: Vector-env methods that only compute from their arguments (safe for any ``indices``).
+STATELESS_METHODS = frozenset({"decode"})
+#: ``get_attr`` of a space answers with a single copy's space, as a single env would.
+_SINGLE_SPACES = {
+    "observation_space": "single_observation_space",
+    "action_space": "single_action_space",
+}
 
 
 class TwoLinkSB3VecEnv(VecEnv):
@@ -51,6 +60,11 @@ class TwoLinkSB3VecEnv(VecEnv):
     Notes
     -----
     ``seed()`` and ``set_options()`` apply at the next ``reset()``, as in SB3.
+    ``reset_infos[i]`` is the info of copy ``i``'s latest reset, filled by
+    :meth:`reset` and, for a copy reset within a step, by :meth:`step_wait`
+    (as SB3's ``DummyVecEnv`` does), with every per-copy entry of the env's info.
+    All copies are one :class:`TwoLinkVectorEnv`: see :meth:`get_attr`,
+    :meth:`set_attr` and :meth:`env_method` for what ``indices`` can select.
     Options are the env's reset options (``"state"``, ``"target"``), given per
     copy; either every copy gets the same keys or none does.
     """
@@ -74,7 +88,7 @@ class TwoLinkSB3VecEnv(VecEnv):
         seeds: list[int | None] = list(self._seeds)
         seed = None if all(s is None for s in seeds) else seeds
         obs, info = self.venv.reset(seed=seed, options=self._batched_options())
-        self.reset_infos = self._split_info(info, np.zeros(self.num_envs, dtype=bool))
+        self.reset_infos = [self._copy_info(info, i) for i in range(self.num_envs)]
         self._reset_seeds()
         self._reset_options()
         return obs
@@ -93,7 +107,24 @@ class TwoLinkSB3VecEnv(VecEnv):
             for i in np.flatnonzero(dones):
                 infos[i]["terminal_observation"] = final_obs[i]
                 infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
+                # the info of the reset that started the copy's new episode (as DummyVecEnv)
+                self.reset_infos[i] = self._copy_info(info, int(i))
         return obs, reward.astype(np.float32), dones, infos
+
+    @staticmethod
+    def _copy_info(info: dict[str, Any], i: int) -> dict[str, Any]:
+        """Copy ``i``'s entries of a batched info, as a single env's info dict.
+
+        Entries of a finished copy hold its reset info (the vector env writes
+        it in place in ``SameStep`` mode); the final info is under ``final_info``.
+        """
+        out: dict[str, Any] = {}
+        for key, value in info.items():
+            if key.startswith("_") or key.startswith("final"):
+                continue
+            row = value[i]
+            out[key] = row.copy() if isinstance(row, np.ndarray) else row.item()
+        return out
 
     def _split_info(self, info: dict[str, Any], dones: NDArray[np.bool_]) -> list[dict[str, Any]]:
         # one tolist() per key (not one .item() per copy and key)
@@ -123,14 +154,43 @@ class TwoLinkSB3VecEnv(VecEnv):
         """Close the underlying env."""
         self.venv.close()
 
-    # -- attribute access (the copies share one env object) --------------
+    # -- attribute access (the copies are one vector env) ----------------
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
-        """The attribute of the underlying vector env, once per requested copy."""
-        value = getattr(self.venv, attr_name)
-        return [value for _ in self._get_indices(indices)]
+        """The attribute of each requested copy.
+
+        Per-copy attributes (:data:`PER_COPY_ATTRIBUTES`: ``state``, ``goal``)
+        give each copy's own row, and ``observation_space`` and
+        ``action_space`` give a single copy's space, as a single
+        :class:`~twolink_gym.env.TwoLinkEnv` would. Any other attribute is
+        the vector env's, which all copies share.
+
+        Raises
+        ------
+        IndexError
+            For an index outside ``[-num_envs, num_envs)``.
+        AttributeError
+            If the vector env has no such attribute.
+        """
+        idx = self._get_indices(indices)
+        name = _SINGLE_SPACES.get(attr_name, attr_name)
+        value = getattr(self.venv, name)
+        if attr_name in PER_COPY_ATTRIBUTES:
+            return [value[i] for i in idx]
+        return [value for _ in idx]
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
-        """Set an attribute on the underlying vector env (shared by all copies)."""
+        """Set an attribute of the vector env, which all copies share.
+
+        Raises
+        ------
+        ValueError
+            If ``indices`` does not select every copy: the copies have no
+            attributes of their own, so one copy's value cannot differ from
+            another's.
+        IndexError
+            For an index outside ``[-num_envs, num_envs)``.
+        """
+        self._require_all_copies(indices, f"set_attr({attr_name!r})")
         setattr(self.venv, attr_name, value)
 
     def env_method(
@@ -140,9 +200,27 @@ class TwoLinkSB3VecEnv(VecEnv):
         indices: VecEnvIndices = None,
         **method_kwargs: Any,
     ) -> list[Any]:
-        """Call a method of the underlying vector env once; its result for each copy."""
-        result = getattr(self.venv, method_name)(*method_args, **method_kwargs)
-        return [result for _ in self._get_indices(indices)]
+        """Call a method of the vector env; its result, once per requested copy.
+
+        A method that only computes from its arguments (:data:`STATELESS_METHODS`,
+        e.g. ``decode``) is called once per requested copy. Any other method
+        acts on every copy at once, so it is called once, and only when
+        ``indices`` selects every copy.
+
+        Raises
+        ------
+        ValueError
+            If ``indices`` selects some of the copies for a method that is not
+            stateless.
+        IndexError
+            For an index outside ``[-num_envs, num_envs)``.
+        """
+        method = getattr(self.venv, method_name)
+        if method_name in STATELESS_METHODS:
+            return [method(*method_args, **method_kwargs) for _ in self._get_indices(indices)]
+        idx = self._require_all_copies(indices, f"env_method({method_name!r})")
+        result = method(*method_args, **method_kwargs)
+        return [result for _ in idx]
 
     def env_is_wrapped(
         self, wrapper_class: type[gym.Wrapper], indices: VecEnvIndices = None
@@ -155,12 +233,29 @@ class TwoLinkSB3VecEnv(VecEnv):
         frames = self.venv.render()
         return list(frames) if frames is not None else [None] * self.num_envs
 
-    def _get_indices(self, indices: VecEnvIndices) -> Iterable[int]:
+    def _get_indices(self, indices: VecEnvIndices) -> list[int]:
+        """The copies ``indices`` selects (SB3's conventions), checked against ``num_envs``."""
+        n = self.num_envs
         if indices is None:
-            return range(self.num_envs)
-        if isinstance(indices, int):
-            return [indices]
-        return indices
+            return list(range(n))
+        selected = [indices] if isinstance(indices, (int, np.integer)) else list(indices)
+        for i in selected:
+            if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not -n <= i < n:
+                raise IndexError(
+                    f"indices must be None, an int or ints in [{-n}, {n}) (num_envs = {n}), "
+                    f"got {indices!r}"
+                )
+        return [int(i) % n for i in selected]
+
+    def _require_all_copies(self, indices: VecEnvIndices, what: str) -> list[int]:
+        idx = self._get_indices(indices)
+        if set(idx) != set(range(self.num_envs)):
+            raise ValueError(
+                f"{what}: the {self.num_envs} copies of TwoLinkSB3VecEnv are one "
+                f"TwoLinkVectorEnv and share its attributes and methods, so they cannot "
+                f"be addressed one by one (indices={indices!r}); use indices=None"
+            )
+        return idx
 
 
 def make_sb3_vec_env(
