@@ -208,3 +208,54 @@ def test_overrides(tmp_path: Path) -> None:
 def test_bad_overrides(tmp_path: Path, override: str, expected: str) -> None:
     with pytest.raises(ConfigError, match=expected):
         load_config(write(tmp_path, VALID), [override])
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value", "expected"),
+    [
+        # the arm: the error names the key path, as for every other key
+        ("env", "params", {"m1": -2.0}, "env.params.m1 must be > 0, got -2.0"),
+        ("env", "params", {"lc2": 1.5}, r"env.params.lc2 must satisfy 0 < lc2 <= l2"),
+        ("env", "params", {"I1": -0.1}, "env.params.I1 must be >= 0"),
+        ("env", "params", {"m3": 1.0}, r"unknown key\(s\) \['env.params.m3'\]"),
+        # the task's options
+        ("env", "task_options", {"tolerance": -1}, "env.task_options.tolerance must be > 0"),
+        ("env", "task_options", {"sparse": 2}, "env.task_options.sparse must be True or False"),
+        (
+            "env",
+            "task_options",
+            {"fall_angle": 1},
+            r"unknown key\(s\) \['env.task_options.fall_angle'\]",
+        ),
+        (
+            "env",
+            "task_options",
+            {"min_target_radius_frac": 0.9, "max_target_radius_frac": 0.5},
+            "env.task_options: reach task options must satisfy",
+        ),
+        # the env built from them
+        ("env", "dt", 0, "env.dt must be a finite number > 0"),
+        ("env", "max_torque", [30, -1], "env.max_torque must be"),
+        ("env", "max_episode_steps", 0, "env.max_episode_steps must be >= 1"),
+        ("env", "id", "NoSuchEnv-v0", "env.id must be a registered Gymnasium id"),
+        ("train", "run_name", "a/b", "train.run_name must be a plain folder name"),
+        ("train", "run_name", "..", "train.run_name must be a plain folder name"),
+    ],
+)
+def test_environment_values_name_the_key_path_and_the_file(
+    tmp_path: Path, section: str, key: str, value: object, expected: str
+) -> None:
+    path = write(tmp_path, with_change(section, key, value))
+    with pytest.raises(ConfigError, match=expected) as info:
+        load_config(path)
+    assert str(info.value).startswith(f"{path}: ")
+
+
+def test_an_empty_reach_target_range_is_a_config_error(tmp_path: Path) -> None:
+    # a long first link: every target in the range would lie inside the unreachable disc
+    data = with_change("env", "params", {"l1": 1.0, "l2": 0.1, "lc2": 0.05})
+    data["env"]["task_options"] = {"max_target_radius_frac": 0.5}
+    path = write(tmp_path, data)
+    with pytest.raises(ConfigError, match="env: reach targets have an empty radius range") as info:
+        load_config(path)
+    assert str(path) in str(info.value)

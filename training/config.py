@@ -16,6 +16,7 @@ parsed as YAML), e.g. ``train.seed=3``.
 from __future__ import annotations
 
 import dataclasses
+import re
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -322,6 +323,19 @@ def _validate(cfg: RunConfig) -> None:
     for key, value in positive.items():
         if value < 1:
             raise ConfigError(f"{src}: {key} must be >= 1, got {value}")
+    if cfg.env.max_episode_steps is not None and cfg.env.max_episode_steps < 1:
+        raise ConfigError(
+            f"{src}: env.max_episode_steps must be >= 1 (or null for the task's length), "
+            f"got {cfg.env.max_episode_steps}"
+        )
+    name = cfg.train.run_name
+    if name is not None and (name in ("", ".", "..") or "/" in name or "\\" in name):
+        raise ConfigError(
+            f"{src}: train.run_name must be a plain folder name (no '/', not '.' or '..') "
+            f"or null for <task>_<algo>_s<seed>, got {name!r}"
+        )
+    if not cfg.train.output_dir:
+        raise ConfigError(f"{src}: train.output_dir must be a folder path, got ''")
     for key, value in {
         "train.eval_freq": cfg.train.eval_freq,
         "train.checkpoint_freq": cfg.train.checkpoint_freq,
@@ -330,6 +344,66 @@ def _validate(cfg: RunConfig) -> None:
     }.items():
         if value < 0:
             raise ConfigError(f"{src}: {key} must be >= 0, got {value}")
+    _check_environment(cfg.env, src)
+
+
+def _check_keys(given: Mapping[str, Any], valid: Sequence[str], key: str, src: str) -> None:
+    unknown = sorted(set(given) - set(valid))
+    if unknown:
+        raise ConfigError(
+            f"{src}: unknown key(s) {[f'{key}.{k}' for k in unknown]}; "
+            f"valid keys of {key!r} are {sorted(valid)}"
+        )
+
+
+def _with_key_path(message: str, pattern: str, key: str) -> str:
+    """``message`` with the field that ``pattern`` (group 1) names rewritten as ``key.field``.
+
+    Messages that name no single field are prefixed with ``key``.
+    """
+    renamed, count = re.subn(pattern, lambda m: f"{key}.{m[1]}", message, count=1)
+    return renamed if count else f"{key}: {message}"
+
+
+def _check_environment(env: EnvConfig, src: str) -> None:
+    """Build the arm, the task and one env from ``env`` and reset it once.
+
+    A value the simulation rejects (a negative mass, a tolerance <= 0, an empty
+    target range, ...) becomes a :class:`ConfigError` naming the key path
+    (``env.params.m1``, ``env.task_options.tolerance``, ``env.dt``) and the file.
+    """
+    import gymnasium as gym
+
+    import twolink_gym  # noqa: F401  (registers the ids)
+    from twolink_gym.env import TwoLinkEnv
+    from twolink_gym.params import ArmParams
+    from twolink_gym.tasks import TASKS, make_task
+
+    _check_keys(env.params, [f.name for f in dataclasses.fields(ArmParams)], "env.params", src)
+    task_fields = [f.name for f in dataclasses.fields(TASKS[env.task])]
+    _check_keys(env.task_options, task_fields, "env.task_options", src)
+    try:
+        ArmParams(**env.params)
+    except (TypeError, ValueError) as exc:
+        message = _with_key_path(str(exc), r"\bArmParams\.(\w+)", "env.params")
+        raise ConfigError(f"{src}: {message}") from exc
+    try:
+        make_task(env.task, env.task_options)
+    except (TypeError, ValueError) as exc:
+        message = _with_key_path(str(exc), r"^(?:\w+ )?task option (\w+)\b", "env.task_options")
+        raise ConfigError(f"{src}: {message}") from exc
+    try:
+        TwoLinkEnv(**env.make_kwargs()).reset(seed=0)
+    except (TypeError, ValueError) as exc:
+        message = _with_key_path(str(exc), r"^(dt|substeps|max_torque)\b", "env")
+        raise ConfigError(f"{src}: {message}") from exc
+    try:
+        gym.spec(env.id)
+    except gym.error.Error as exc:
+        raise ConfigError(
+            f"{src}: env.id must be a registered Gymnasium id such as 'TwoLink-v0', "
+            f"got {env.id!r} ({exc})"
+        ) from exc
 
 
 def config_from_dict(data: Any, source: str = "<dict>") -> RunConfig:
