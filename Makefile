@@ -4,6 +4,10 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 CONFIG ?= configs/default.yaml
+# `make run` replaces the config's run folder if one exists: the default run is
+# seeded and reproducible, so running it twice gives the same run. Set
+# RUN_ARGS= (empty) to make `twolink run` refuse to replace an existing run.
+RUN_ARGS ?= --overwrite
 
 .PHONY: run test lint bench clean-venv
 
@@ -14,8 +18,8 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet -c constraints.txt -e ".[train,dev]"
 	touch $@
 
-run: $(VENV)/.installed  ## train and compare on the default config
-	$(VENV)/bin/twolink run $(CONFIG)
+run: $(VENV)/.installed  ## train and compare on $(CONFIG), replacing its run folder (RUN_ARGS= to keep it)
+	$(VENV)/bin/twolink run $(CONFIG) $(RUN_ARGS)
 
 test: $(VENV)/.installed  ## the test suite (a run that collects no test fails)
 	$(PY) -m pytest -q -n 2 tests; rc=$$?; \

@@ -303,3 +303,312 @@ def test_an_agent_is_not_evaluated_on_another_environment(tmp_path: Path) -> Non
     balance = tiny_config(tmp_path, "balance", "ppo")
     with pytest.raises(ValueError, match="trained on task 'reach'"):
         evaluate_policies([str(run)], balance)
+
+
+# -- runs that keep a user's work ------------------------------------------------
+def write_config(tmp_path: Path, cfg: RunConfig, name: str = "cfg.yaml") -> Path:
+    import yaml
+
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(cfg.to_dict()))
+    return path
+
+
+def interrupt_first_learn(monkeypatch: pytest.MonkeyPatch, cls: type, at: int) -> None:
+    """Make the first ``cls.learn`` call raise KeyboardInterrupt once ``at`` steps are done."""
+    state = {"armed": True}
+
+    class Interrupt(BaseCallback):
+        def _on_step(self) -> bool:
+            if state["armed"] and self.num_timesteps >= at:
+                state["armed"] = False
+                raise KeyboardInterrupt
+            return True
+
+    original = cls.learn
+
+    def learn(self, total_timesteps, callback=None, **kwargs):  # type: ignore[no-untyped-def]
+        return original(self, total_timesteps, callback=[callback, Interrupt()], **kwargs)
+
+    monkeypatch.setattr(cls, "learn", learn)
+
+
+def obs_count(path: Path) -> float:
+    """How many observations the saved VecNormalize statistics have seen (read as pickled)."""
+    import pickle
+
+    with path.open("rb") as f:
+        return float(pickle.load(f).obs_rms.count)
+
+
+def test_resume_after_ctrl_c_from_the_final_model_and_the_run_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # no checkpoint is ever written: Ctrl-C leaves only the final model.zip to resume from
+    cfg = tiny_config(tmp_path, "reach", "ppo", total_timesteps=256, checkpoint_freq=0)
+    interrupt_first_learn(monkeypatch, PPO, at=64)
+    first = train(cfg)
+    assert first.interrupted and 64 <= first.timesteps < 256
+    assert not (cfg.run_dir / "checkpoints").exists()
+    saved_steps = PPO.load(cfg.run_dir / "model.zip").num_timesteps
+    saved_count = obs_count(cfg.run_dir / "vecnormalize.pkl")
+    saved_evals = np.load(cfg.run_dir / "eval" / "evaluations.npz")["timesteps"].tolist()
+    assert saved_evals and max(saved_evals) <= saved_steps
+
+    second = train(cfg, resume=cfg.run_dir / "model.zip")
+    assert not second.interrupted and second.timesteps >= 256
+    summary = json.loads((cfg.run_dir / "train_summary.json").read_text())
+    assert summary["resumed_at"] == saved_steps == first.timesteps
+    # the statistics went on from the saved ones: one reset of 2 envs + the new steps
+    final = obs_count(cfg.run_dir / "vecnormalize.pkl")
+    assert final == pytest.approx(saved_count + 2 + (second.timesteps - saved_steps))
+    # the learning curve keeps the evaluations made before the interrupt
+    evals = np.load(cfg.run_dir / "eval" / "evaluations.npz")["timesteps"].tolist()
+    assert evals[: len(saved_evals)] == saved_evals and len(evals) > len(saved_evals)
+
+    # the run folder itself resumes too (here: to a larger total, through the CLI)
+    path = write_config(tmp_path, cfg)
+    capsys.readouterr()
+    assert (
+        main(
+            ["train", str(path), "--resume", str(cfg.run_dir), "--set", "train.total_timesteps=384"]
+        )
+        == 0
+    )
+    assert PPO.load(cfg.run_dir / "model.zip").num_timesteps == 384
+    assert (
+        f"resuming from {cfg.run_dir / 'model.zip'} at {second.timesteps:,}"
+        in capsys.readouterr().out
+    )
+
+
+def test_sac_saves_and_restores_its_replay_buffer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from stable_baselines3 import SAC
+    from stable_baselines3.common.save_util import load_from_pkl
+
+    cfg = tiny_config(tmp_path, "balance", "sac", total_timesteps=200, checkpoint_freq=0)
+    interrupt_first_learn(monkeypatch, SAC, at=60)
+    first = train(cfg)
+    assert first.interrupted
+    saved = load_from_pkl(cfg.run_dir / "replay_buffer.pkl")
+    # one row per step of the 2 envs; the step interrupted in its callback is not stored
+    assert first.timesteps // 2 - 1 <= saved.pos <= first.timesteps // 2
+
+    second = train(cfg, resume=cfg.run_dir)
+    assert second.timesteps >= 200
+    final = load_from_pkl(cfg.run_dir / "replay_buffer.pkl")
+    assert final.pos == saved.pos + (second.timesteps - first.timesteps) // 2
+    np.testing.assert_array_equal(final.observations[: saved.pos], saved.observations[: saved.pos])
+
+
+def test_resume_folder_picks_the_newest_model(tmp_path: Path) -> None:
+    from training.train import find_resume_point
+
+    run = tmp_path / "run"
+    (run / "checkpoints").mkdir(parents=True)
+    for steps in (64, 128):
+        (run / "checkpoints" / f"model_{steps}_steps.zip").write_bytes(b"")
+    (run / "checkpoints" / "model_vecnormalize_128_steps.pkl").write_bytes(b"")
+    (run / "model.zip").write_bytes(b"")
+    (run / "train_summary.json").write_text(json.dumps({"timesteps": 100}))
+    point = find_resume_point(run)  # a crash after checkpoint 128: the checkpoint is newer
+    assert point.model == run / "checkpoints" / "model_128_steps.zip"
+    assert point.vecnormalize == run / "checkpoints" / "model_vecnormalize_128_steps.pkl"
+    assert point.replay_buffer is None and point.run_dir == run
+    (run / "train_summary.json").write_text(json.dumps({"timesteps": 150}))
+    (run / "replay_buffer.pkl").write_bytes(b"")
+    point = find_resume_point(run)  # Ctrl-C at 150: the final model is newer
+    assert point.model == run / "model.zip"
+    assert point.replay_buffer == run / "replay_buffer.pkl" and point.vecnormalize is None
+    with pytest.raises(FileNotFoundError, match="--resume"):
+        find_resume_point(tmp_path / "nope")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match=r"no model\.zip and no checkpoints"):
+        find_resume_point(tmp_path / "empty")
+
+
+def test_resume_refuses_another_algorithm_and_a_finished_total(tmp_path: Path) -> None:
+    cfg = tiny_config(tmp_path, "reach", "ppo", eval_freq=0, checkpoint_freq=0)
+    train(cfg)
+    before = (cfg.run_dir / "model.zip").read_bytes()
+    with pytest.raises(ValueError, match=r"already has 128 timesteps.*train.total_timesteps"):
+        train(cfg, resume=cfg.run_dir)
+    sac = tiny_config(tmp_path, "reach", "sac", eval_freq=0, checkpoint_freq=0, run_name="x")
+    with pytest.raises(ValueError, match=r"algo\.name='ppo'"):
+        train(sac, resume=cfg.run_dir / "model.zip")
+    assert (cfg.run_dir / "model.zip").read_bytes() == before
+    assert not sac.run_dir.exists()
+
+
+def test_an_existing_run_folder_is_kept_unless_overwrite(tmp_path: Path) -> None:
+    from training.train import RunExistsError
+
+    cfg = tiny_config(tmp_path, "reach", "ppo", eval_freq=0, run_name="mine")
+    train(cfg)
+    before = (cfg.run_dir / "model.zip").read_bytes()
+    with pytest.raises(RunExistsError) as info:
+        train(cfg)
+    message = str(info.value)
+    for fragment in (str(cfg.run_dir), "--overwrite", "--resume", "train.run_name=", "model.zip"):
+        assert fragment in message
+    assert (cfg.run_dir / "model.zip").read_bytes() == before
+
+    (cfg.run_dir / "notes.txt").write_text("mine")
+    stale = cfg.run_dir / "checkpoints" / "model_999_steps.zip"
+    stale.write_bytes(b"old")
+    other = config_from_dict({**cfg.to_dict(), "train": {**cfg.to_dict()["train"], "seed": 3}})
+    result = train(other, overwrite=True)
+    assert result.run_dir == cfg.run_dir
+    assert json.loads((cfg.run_dir / "train_summary.json").read_text())["seed"] == 3
+    assert not stale.exists()  # the old run's files went
+    assert (cfg.run_dir / "notes.txt").read_text() == "mine"  # nothing else did
+
+
+def test_an_invalid_config_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = tiny_config(tmp_path, "reach", "ppo", eval_freq=0, checkpoint_freq=0)
+    train(cfg)
+    kept = (cfg.run_dir / "config.yaml").read_text()
+    path = write_config(tmp_path, cfg)
+    assert main(["train", str(path), "--set", "env.params={m1: -2.0}", "--overwrite"]) == 2
+    err = capsys.readouterr().err
+    assert "env.params.m1 must be > 0" in err and str(path) in err
+    assert (cfg.run_dir / "config.yaml").read_text() == kept
+    # a bad --resume leaves no folder behind either
+    assert main(["train", str(path), "--set", "train.run_name=new", "--resume", "nope"]) == 2
+    assert "--resume nope" in capsys.readouterr().err
+    assert not (Path(cfg.train.output_dir) / "new").exists()
+    # the run that was there still evaluates
+    assert (
+        main(["evaluate", str(cfg.run_dir / "config.yaml"), str(cfg.run_dir), "--episodes", "2"])
+        == 0
+    )
+
+
+def test_rounded_total_is_announced_and_the_progress_bar_counts_to_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from stable_baselines3.common import callbacks
+
+    bars: list[dict[str, int]] = []
+
+    class FakeBar:
+        def __init__(self, total: int, **kwargs: object) -> None:
+            self.record = {"total": total, "n": 0}
+            bars.append(self.record)
+
+        def update(self, n: int) -> None:
+            self.record["n"] += n
+
+        def refresh(self) -> None:
+            pass
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(callbacks, "tqdm", FakeBar)
+    # 2 envs x n_steps 32 = rollouts of 64 steps: 100 requested -> 2 rollouts = 128
+    cfg = tiny_config(
+        tmp_path,
+        "reach",
+        "ppo",
+        total_timesteps=100,
+        eval_freq=0,
+        checkpoint_freq=0,
+        progress_bar=True,
+    )
+    path = write_config(tmp_path, cfg)
+    assert main(["train", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "train.total_timesteps = 100 is not a whole number of rollouts of 64 steps" in out
+    assert "training runs to 128 timesteps" in out
+    assert "done: 128 timesteps (train.total_timesteps 100 rounded up" in out
+    assert bars == [{"total": 128, "n": 128}]
+
+
+def test_cli_version_and_evaluate_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tomllib = pytest.importorskip("tomllib")
+    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    version = tomllib.loads(pyproject.read_text())["project"]["version"]
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"twolink {version}"
+
+    cfg = tiny_config(tmp_path, "balance", "ppo")
+    path = write_config(tmp_path, cfg)
+    out_dir = tmp_path / "ev"
+    assert (
+        main(["evaluate", str(path), "lqr", "pd_gravity", "--episodes", "3", "--out", str(out_dir)])
+        == 0
+    )
+    out = capsys.readouterr().out
+    summary = json.loads((out_dir / "summary.json").read_text())
+    rows = [line for line in out.splitlines() if line.startswith("| ")]
+    assert rows[0].startswith("| policy | success |")
+    assert len(rows) == 1 + len(summary["policies"]) == 3
+    for row, policy in zip(rows[1:], summary["policies"], strict=True):
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert cells[0] == policy["policy"]
+        assert cells[1] == f"{100 * policy['success_rate']:.0f}%"
+    assert not any(line.startswith("{") for line in out.splitlines())
+    assert main(["evaluate", str(path), "lqr", "--episodes", "3", "--json"]) == 0
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("{")]
+    assert json.loads(line)["policy"] == "lqr"
+
+
+def test_cli_rejects_bad_numbers_naming_the_argument(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = tiny_config(tmp_path, "balance", "ppo")  # evaluation set of 6 episodes
+    path = write_config(tmp_path, cfg)
+    gif = tmp_path / "x.gif"
+    for args, fragment in [
+        (
+            ["record", str(path), "lqr", "--out", str(gif), "--episode", "-1"],
+            "argument --episode: must be an integer >= 0",
+        ),
+        (
+            ["record", str(path), "lqr", "--out", str(gif), "--max-steps", "0"],
+            "argument --max-steps: must be an integer >= 1",
+        ),
+        (
+            ["record", str(path), "lqr", "--out", str(gif), "--fps", "-5"],
+            "argument --fps: must be a number > 0",
+        ),
+        (
+            ["evaluate", str(path), "lqr", "--episodes", "0"],
+            "argument --episodes: must be an integer >= 1",
+        ),
+    ]:
+        with pytest.raises(SystemExit) as info:
+            main(args)
+        assert info.value.code == 2
+        assert fragment in capsys.readouterr().err
+    assert main(["record", str(path), "lqr", "--out", str(gif), "--episode", "6"]) == 2
+    err = capsys.readouterr().err
+    assert "--episode must be an index into the evaluation set, 0..5" in err
+    assert "evaluate.episodes = 6" in err and str(path) in err
+    assert main(["record", str(path), "lqr", "--out", str(tmp_path / "x.avi")]) == 2
+    assert "--out must end in one of ['.gif', '.mp4']" in capsys.readouterr().err
+    assert not gif.exists()
+
+
+def test_cli_run_keeps_an_existing_run_unless_overwrite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = tiny_config(tmp_path, "balance", "ppo", eval_freq=0, checkpoint_freq=0)
+    path = write_config(tmp_path, cfg)
+    assert main(["train", str(path)]) == 0
+    before = (cfg.run_dir / "model.zip").read_bytes()
+    capsys.readouterr()
+    assert main(["run", str(path), "--set", "evaluate.episodes=2"]) == 2
+    err = capsys.readouterr().err
+    assert f"run folder {cfg.run_dir} already exists" in err and "--overwrite" in err
+    assert (cfg.run_dir / "model.zip").read_bytes() == before
+    assert not (cfg.run_dir / "compare").exists()
+    assert main(["run", str(path), "--set", "evaluate.episodes=2", "--overwrite"]) == 0
+    assert (cfg.run_dir / "compare" / "table.md").exists()

@@ -4,6 +4,7 @@ Examples::
 
     twolink run configs/default.yaml                 # train, evaluate, compare (~10 min)
     twolink train configs/reach_ppo.yaml --set train.seed=3
+    twolink train configs/reach_ppo.yaml --resume runs/reach_ppo_s0   # after Ctrl-C, or for more steps
     twolink train configs/reach_ppo.yaml --resume runs/reach_ppo_s0/checkpoints/model_250000_steps.zip
     twolink evaluate configs/balance_ppo.yaml runs/balance_ppo_s0 lqr --out results/
     twolink compare configs/reach_ppo.yaml runs/reach_ppo_s0 runs/reach_sac_s0 --out docs/results/reach
@@ -16,16 +17,58 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from training.config import ConfigError, RunConfig, load_config
+
+if TYPE_CHECKING:
+    from training.train import TrainResult
 
 __all__ = ["main"]
 
 
 def _config(args: argparse.Namespace) -> RunConfig:
     return load_config(args.config, args.set or ())
+
+
+def _version() -> str:
+    """The installed distribution's version (the package's own if not installed)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("twolink-gym")
+    except metadata.PackageNotFoundError:  # pragma: no cover - a source checkout
+        from twolink_gym import __version__
+
+        return __version__
+
+
+def _integer(minimum: int) -> Callable[[str], int]:
+    """An argparse ``type``: an integer >= ``minimum`` (argparse names the argument)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {text!r}")
+        return value
+
+    return parse
+
+
+def _positive_float(text: str) -> float:
+    """An argparse ``type``: a finite number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (value > 0 and value != float("inf")):
+        raise argparse.ArgumentTypeError(f"must be a number > 0, got {text!r}")
+    return value
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
@@ -38,28 +81,58 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_overwrite(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the config's run folder if it already holds a run (default: refuse, "
+        "saying how to proceed); only the run's own files are deleted",
+    )
+
+
+def _timesteps_note(result: TrainResult) -> str:
+    if result.planned_timesteps > result.requested_timesteps and result.rollout_steps:
+        return (
+            f" (train.total_timesteps {result.requested_timesteps:,} rounded up to whole "
+            f"rollouts of {result.rollout_steps:,} steps)"
+        )
+    return ""
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     from training.train import train
 
     cfg = _config(args)
-    result = train(cfg, resume=args.resume)
+    result = train(cfg, resume=args.resume, overwrite=args.overwrite)
     state = "interrupted" if result.interrupted else "done"
     print(
-        f"{state}: {result.timesteps} timesteps in {result.wall_time_s:.0f} s; "
-        f"model {result.model_path}"
+        f"{state}: {result.timesteps:,} timesteps{_timesteps_note(result)} "
+        f"in {result.wall_time_s:.0f} s; model {result.model_path}"
     )
+    if result.interrupted:
+        print(f"continue with: twolink train {args.config} --resume {result.run_dir}")
     return 130 if result.interrupted else 0
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    from training.compare import markdown_table
     from training.evaluate import evaluate_policies, summarize
 
     cfg = _config(args)
     out = args.out or (cfg.run_dir / "evaluation")
-    _, results = evaluate_policies(args.policies, cfg, out, episodes=args.episodes, seed=args.seed)
-    for r in results:
-        print(json.dumps(summarize(r)))
-    print(f"results in {out}")
+    episodes, results = evaluate_policies(
+        args.policies, cfg, out, episodes=args.episodes, seed=args.seed
+    )
+    if args.json:
+        for r in results:
+            print(json.dumps(summarize(r)))
+    else:
+        print(
+            f"Task {cfg.env.task!r}, {len(episodes)} episodes (seeds {episodes.seed}.."
+            f"{episodes.seed + len(episodes) - 1}), identical for every policy:"
+        )
+        print(markdown_table(results, cfg.env.task), end="")
+    print(f"results (summary.json, per-episode CSV) in {out}")
     return 0
 
 
@@ -87,26 +160,35 @@ def cmd_record(args: argparse.Namespace) -> int:
 
     from training.evaluate import draw_episodes
     from training.policies import load_policy
-    from training.record import record_episode
+    from training.record import check_video_path, record_episode
 
     cfg = _config(args)
+    check_video_path(args.out, "--out")
+    n = cfg.evaluate.episodes
+    if not 0 <= args.episode < n:
+        raise ValueError(
+            f"--episode must be an index into the evaluation set, 0..{n - 1} "
+            f"(evaluate.episodes = {n} in {cfg.source}), got {args.episode}"
+        )
     kwargs = cfg.env.make_kwargs()
     if cfg.env.max_episode_steps is not None:
         kwargs["max_episode_steps"] = cfg.env.max_episode_steps
     env = gym.make("TwoLink-v0", render_mode="rgb_array", **kwargs)
-    policy = load_policy(args.policy, cfg.env, env)
-    episodes = draw_episodes(cfg.env, args.episode + 1, cfg.evaluate.seed)
-    options = {k: v[args.episode] for k, v in episodes.options().items()}
-    path = record_episode(
-        policy.predictor,
-        env,
-        args.out,
-        seed=cfg.evaluate.seed + args.episode,
-        options=options,
-        fps=args.fps,
-        max_steps=args.max_steps,
-    )
-    env.close()
+    try:
+        policy = load_policy(args.policy, cfg.env, env)
+        episodes = draw_episodes(cfg.env, args.episode + 1, cfg.evaluate.seed)
+        options = {k: v[args.episode] for k, v in episodes.options().items()}
+        path = record_episode(
+            policy.predictor,
+            env,
+            args.out,
+            seed=cfg.evaluate.seed + args.episode,
+            options=options,
+            fps=args.fps,
+            max_steps=args.max_steps,
+        )
+    finally:
+        env.close()
     print(f"{policy.label}: episode {args.episode} of the evaluation set written to {path}")
     return 0
 
@@ -117,7 +199,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     cfg = _config(args)
     start = time.perf_counter()
-    result = train(cfg)
+    result = train(cfg, overwrite=args.overwrite)
     if result.interrupted:
         print("training interrupted; comparing the model saved at that point")
     out = cfg.run_dir / "compare"
@@ -125,8 +207,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     total = time.perf_counter() - start
     print()
     print(
-        f"Task {cfg.env.task!r}: {cfg.algo.name} trained for {result.timesteps} steps "
-        f"({result.wall_time_s:.0f} s); {len(episodes)} evaluation episodes, identical for all."
+        f"Task {cfg.env.task!r}: {cfg.algo.name} trained for {result.timesteps:,} steps"
+        f"{_timesteps_note(result)} ({result.wall_time_s:.0f} s); {len(episodes)} evaluation "
+        "episodes, identical for all."
     )
     print(table)
     print(f"total wall time {total:.0f} s")
@@ -140,11 +223,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="twolink", description="Train and compare agents on the two-link arm."
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("train", help="train an SB3 agent from a config")
     _add_common(p)
-    p.add_argument("--resume", metavar="CHECKPOINT", help="continue from a checkpoint .zip")
+    p.add_argument(
+        "--resume",
+        metavar="RUN_OR_MODEL",
+        help="continue a run: its folder (the newest of model.zip and the checkpoints), its "
+        "model.zip, or a checkpoint .zip; restores the VecNormalize statistics, the replay "
+        "buffer (SAC) and the step count, and trains up to train.total_timesteps in total",
+    )
+    _add_overwrite(p)
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("evaluate", help="evaluate policies on the config's fixed episode set")
@@ -152,16 +243,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "policies", nargs="+", help="controller names, 'auto', run folders or model .zip files"
     )
-    p.add_argument("--episodes", type=int, help="number of episodes (default: config)")
-    p.add_argument("--seed", type=int, help="first episode seed (default: config)")
+    p.add_argument("--episodes", type=_integer(1), help="number of episodes (default: config)")
+    p.add_argument("--seed", type=_integer(0), help="first episode seed (default: config)")
     p.add_argument("--out", help="output folder (default: <run folder>/evaluation)")
+    p.add_argument(
+        "--json", action="store_true", help="print one JSON line per policy instead of the table"
+    )
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("compare", help="compare agents and classical controllers")
     _add_common(p)
     p.add_argument("agents", nargs="*", help="run folders or models (default: the config's run)")
     p.add_argument("--controllers", nargs="*", help="controller names or 'auto' (default: config)")
-    p.add_argument("--episodes", type=int, help="number of episodes (default: config)")
+    p.add_argument("--episodes", type=_integer(1), help="number of episodes (default: config)")
     p.add_argument("--out", help="output folder (default: <run folder>/compare)")
     p.add_argument(
         "--no-trajectories", action="store_true", help="skip the per-policy trajectories.npz"
@@ -172,13 +266,28 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
     p.add_argument("policy", help="controller name, run folder or model .zip")
     p.add_argument("--out", required=True, help="output .gif or .mp4")
-    p.add_argument("--episode", type=int, default=0, help="index in the evaluation set")
-    p.add_argument("--fps", type=float, help="playback rate (default: real time)")
-    p.add_argument("--max-steps", type=int, help="stop after this many steps (default: episode)")
+    p.add_argument(
+        "--episode",
+        type=_integer(0),
+        default=0,
+        help="index in the evaluation set, 0 .. evaluate.episodes - 1 (default 0)",
+    )
+    p.add_argument("--fps", type=_positive_float, help="playback rate (default: real time)")
+    p.add_argument(
+        "--max-steps", type=_integer(1), help="stop after this many steps (default: episode)"
+    )
     p.set_defaults(func=cmd_record)
 
-    p = sub.add_parser("run", help="train, then compare with the classical controllers")
+    p = sub.add_parser(
+        "run",
+        help="train, then compare with the classical controllers",
+        description="Train the config's agent into its run folder, then compare it with the "
+        "classical controllers. If the run folder already holds a run, twolink run refuses "
+        "and says how to proceed, unless --overwrite is given (`make run` passes it: the "
+        "default run is seeded and reproducible).",
+    )
     _add_common(p)
+    _add_overwrite(p)
     p.set_defaults(func=cmd_run)
     return parser
 

@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 import twolink_gym  # noqa: F401  (registers TwoLink-v0)
 from twolink_gym.tasks import TASKS
 
-__all__ = ["POLICIES", "RandomPolicy", "ZeroPolicy", "main", "record_episode"]
+__all__ = ["POLICIES", "RandomPolicy", "ZeroPolicy", "check_video_path", "main", "record_episode"]
 
 #: Video formats by file suffix.
 FORMATS = (".gif", ".mp4")
@@ -86,6 +86,27 @@ POLICIES: dict[str, type[ZeroPolicy] | type[RandomPolicy]] = {
     "zero": ZeroPolicy,
     "random": RandomPolicy,
 }
+
+
+def check_video_path(path: str | Path, name: str = "path") -> Path:
+    """Return ``path`` as a Path after checking its suffix is a video format.
+
+    Parameters
+    ----------
+    path : str or Path
+        The output file.
+    name : str
+        How the caller calls the argument (``"--out"`` on the command line).
+
+    Raises
+    ------
+    ValueError
+        Naming the argument and the allowed suffixes.
+    """
+    path = Path(path)
+    if path.suffix.lower() not in FORMATS:
+        raise ValueError(f"{name} must end in one of {list(FORMATS)}, got {str(path)!r}")
+    return path
 
 
 def _episode_limit(env: gym.Env, max_steps: int | None) -> int:
@@ -178,9 +199,7 @@ def record_episode(
         If the env does not render ``rgb_array`` frames, or on a bad path
         suffix, ``fps`` or ``max_steps``.
     """
-    path = Path(path)
-    if path.suffix.lower() not in FORMATS:
-        raise ValueError(f"path must end in one of {list(FORMATS)}, got {str(path)!r}")
+    path = check_video_path(path)
     if env.render_mode != "rgb_array":
         raise ValueError(
             f'env must be created with render_mode="rgb_array", got {env.render_mode!r}'
@@ -225,8 +244,10 @@ def main(argv: Sequence[str] | None = None) -> Path:
     )
     parser.add_argument("--max-steps", type=int, default=None, help="stop after this many steps")
     args = parser.parse_args(argv)
-    if args.out.suffix.lower() not in FORMATS:
-        parser.error(f"--out must end in one of {list(FORMATS)}, got {str(args.out)!r}")
+    try:
+        check_video_path(args.out, "--out")
+    except ValueError as exc:
+        parser.error(str(exc))
 
     env = gym.make("TwoLink-v0", task=args.task, render_mode="rgb_array")
     try:

@@ -6,39 +6,91 @@ A run folder holds::
     model.zip            the final model (also written on Ctrl-C)
     vecnormalize.pkl     observation-normalisation statistics, if used
     eval/evaluations.npz periodic evaluations (timesteps, returns, successes)
+    replay_buffer.pkl    the SAC replay buffer at the end (also written on Ctrl-C)
     checkpoints/         periodic checkpoints (model, statistics, SAC replay buffer)
     tb/                  TensorBoard logs
     train_summary.json   timesteps, wall time, steps/s, machine
+
+An existing run folder is never overwritten unless asked (``overwrite=True``,
+``--overwrite``); a run continues from its folder or any of its models with
+``resume`` (``--resume``). Everything is validated before anything is written.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import platform
 import re
+import shutil
 import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 import yaml
+from stable_baselines3.common import callbacks as sb3_callbacks
 from stable_baselines3.common.base_class import BaseAlgorithm
-from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback, EvalCallback
+from stable_baselines3.common.callbacks import (
+    BaseCallback,
+    CallbackList,
+    CheckpointCallback,
+    EvalCallback,
+    ProgressBarCallback,
+)
 from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
-from stable_baselines3.common.vec_env import VecNormalize
+from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
+from stable_baselines3.common.type_aliases import TrainFreq, TrainFrequencyUnit
+from stable_baselines3.common.vec_env import VecEnv, VecNormalize
 
 from training.algorithms import ALGORITHMS, build_model
-from training.config import RunConfig
+from training.config import RunConfig, config_from_dict
 from training.envs import make_training_env
 
-__all__ = ["MODEL_FILE", "VECNORM_FILE", "TrainResult", "train"]
+__all__ = [
+    "MODEL_FILE",
+    "REPLAY_BUFFER_FILE",
+    "VECNORM_FILE",
+    "ResumePoint",
+    "RunExistsError",
+    "TrainResult",
+    "find_resume_point",
+    "planned_timesteps",
+    "rollout_steps",
+    "train",
+]
 
 MODEL_FILE = "model.zip"
 VECNORM_FILE = "vecnormalize.pkl"
+REPLAY_BUFFER_FILE = "replay_buffer.pkl"
 CONFIG_FILE = "config.yaml"
 SUMMARY_FILE = "train_summary.json"
+CHECKPOINT_DIR = "checkpoints"
+EVAL_DIR = "eval"
+
+#: What training (and ``twolink run``'s comparison) writes into a run folder:
+#: what ``overwrite`` replaces. Anything else in the folder is left alone.
+RUN_ARTIFACTS = (
+    CONFIG_FILE,
+    MODEL_FILE,
+    VECNORM_FILE,
+    REPLAY_BUFFER_FILE,
+    SUMMARY_FILE,
+    EVAL_DIR,
+    CHECKPOINT_DIR,
+    "tb",
+    "compare",
+    "evaluation",
+)
+
+_CHECKPOINT = re.compile(r"(?P<prefix>.+)_(?P<steps>\d+)_steps\.zip")
+
+
+class RunExistsError(ValueError):
+    """The run folder already holds a run and neither overwriting nor resuming was asked for."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,6 +102,16 @@ class TrainResult:
     timesteps: int
     wall_time_s: float
     interrupted: bool
+    #: ``train.total_timesteps`` as configured.
+    requested_timesteps: int = 0
+    #: Where training was planned to stop: the requested total rounded up to
+    #: whole rollouts (what SB3's ``learn`` actually runs).
+    planned_timesteps: int = 0
+    #: Environment steps per rollout (``n_steps · n_envs`` for PPO,
+    #: ``train_freq · n_envs`` for SAC), or None if not a fixed number.
+    rollout_steps: int | None = None
+    #: The model training continued from, if any.
+    resumed_from: Path | None = None
 
 
 def _gamma(cfg: RunConfig) -> float:
@@ -58,7 +120,7 @@ def _gamma(cfg: RunConfig) -> float:
 
 def _checkpoint_stats(checkpoint: Path) -> Path | None:
     """The VecNormalize file CheckpointCallback wrote beside ``checkpoint`` (or None)."""
-    match = re.fullmatch(r"(?P<prefix>.+)_(?P<steps>\d+)_steps\.zip", checkpoint.name)
+    match = _CHECKPOINT.fullmatch(checkpoint.name)
     if match is None:
         return None
     path = checkpoint.with_name(f"{match['prefix']}_vecnormalize_{match['steps']}_steps.pkl")
@@ -66,11 +128,261 @@ def _checkpoint_stats(checkpoint: Path) -> Path | None:
 
 
 def _checkpoint_buffer(checkpoint: Path) -> Path | None:
-    match = re.fullmatch(r"(?P<prefix>.+)_(?P<steps>\d+)_steps\.zip", checkpoint.name)
+    """The replay buffer CheckpointCallback wrote beside ``checkpoint`` (or None)."""
+    match = _CHECKPOINT.fullmatch(checkpoint.name)
     if match is None:
         return None
     path = checkpoint.with_name(f"{match['prefix']}_replay_buffer_{match['steps']}_steps.pkl")
     return path if path.exists() else None
+
+
+@dataclasses.dataclass(frozen=True)
+class ResumePoint:
+    """A saved model and what was saved with it.
+
+    Attributes
+    ----------
+    model : Path
+        The model ``.zip``.
+    vecnormalize : Path or None
+        Its VecNormalize statistics, if saved.
+    replay_buffer : Path or None
+        Its replay buffer (off-policy algorithms), if saved.
+    run_dir : Path
+        The run folder the model belongs to.
+    """
+
+    model: Path
+    vecnormalize: Path | None
+    replay_buffer: Path | None
+    run_dir: Path
+
+
+def _final_model_steps(run_dir: Path) -> float:
+    """Timesteps of ``run_dir/model.zip`` from the run summary (inf if unknown: prefer it)."""
+    try:
+        return float(json.loads((run_dir / SUMMARY_FILE).read_text())["timesteps"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return math.inf
+
+
+def _newest_model(run_dir: Path) -> Path:
+    """The model of ``run_dir`` with the most timesteps: ``model.zip`` or the latest checkpoint."""
+    candidates: list[tuple[float, int, Path]] = []
+    if (run_dir / MODEL_FILE).is_file():
+        candidates.append((_final_model_steps(run_dir), 1, run_dir / MODEL_FILE))
+    for path in (run_dir / CHECKPOINT_DIR).glob("*_steps.zip"):
+        match = _CHECKPOINT.fullmatch(path.name)
+        if match is not None:
+            candidates.append((float(match["steps"]), 0, path))
+    if not candidates:
+        raise ValueError(
+            f"--resume {run_dir}: the folder holds no {MODEL_FILE} and no "
+            f"{CHECKPOINT_DIR}/model_<N>_steps.zip to continue from"
+        )
+    return max(candidates)[2]
+
+
+def find_resume_point(path: str | Path) -> ResumePoint:
+    """Find the model to continue from, and its statistics and replay buffer.
+
+    Parameters
+    ----------
+    path : str or Path
+        A run folder (its newest model: the final ``model.zip``, written at the
+        end and on Ctrl-C, or the latest checkpoint, whichever has more
+        timesteps), a run's ``model.zip`` (with ``vecnormalize.pkl`` and
+        ``replay_buffer.pkl`` beside it), or a checkpoint
+        ``checkpoints/model_<N>_steps.zip`` (with
+        ``model_vecnormalize_<N>_steps.pkl`` and ``model_replay_buffer_<N>_steps.pkl``).
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        If it is neither a folder nor a ``.zip``, or the folder holds no model.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"--resume {path}: no such run folder or model .zip")
+    if path.is_dir():
+        model = _newest_model(path)
+    elif path.suffix == ".zip":
+        model = path
+    else:
+        raise ValueError(f"--resume {path}: expected a run folder or a model .zip")
+    if _CHECKPOINT.fullmatch(model.name) is not None:
+        stats, buffer = _checkpoint_stats(model), _checkpoint_buffer(model)
+        run_dir = model.parent.parent if model.parent.name == CHECKPOINT_DIR else model.parent
+    else:
+        stats = model.parent / VECNORM_FILE
+        buffer = model.parent / REPLAY_BUFFER_FILE
+        stats = stats if stats.is_file() else None
+        buffer = buffer if buffer.is_file() else None
+        run_dir = model.parent
+    return ResumePoint(model, stats, buffer, run_dir)
+
+
+def rollout_steps(model: BaseAlgorithm) -> int | None:
+    """Environment steps (summed over the envs) that one pass of SB3's ``learn`` loop collects.
+
+    ``learn`` collects whole rollouts until ``total_timesteps`` is reached, so it
+    stops at the next multiple of this: ``n_steps · n_envs`` for on-policy
+    algorithms, ``train_freq · n_envs`` for off-policy ones trained every
+    ``train_freq`` steps; None for ``train_freq`` counted in episodes.
+    """
+    if isinstance(model, OnPolicyAlgorithm):
+        return int(model.n_steps) * int(model.n_envs)
+    if isinstance(model, OffPolicyAlgorithm):
+        freq = model.train_freq
+        if isinstance(freq, TrainFreq) and freq.unit == TrainFrequencyUnit.STEP:
+            return int(freq.frequency) * int(model.n_envs)
+    return None
+
+
+def planned_timesteps(start: int, total: int, chunk: int | None) -> int:
+    """Where ``learn`` stops when asked for ``total`` steps from ``start`` in chunks of ``chunk``."""
+    remaining = total - start
+    if remaining <= 0:
+        return start
+    if chunk is None:
+        return total
+    return start + math.ceil(remaining / chunk) * chunk
+
+
+class _ProgressBar(ProgressBarCallback):
+    """SB3's progress bar, counting to the real end of training (not the requested total)."""
+
+    def __init__(self, start: int, end: int) -> None:
+        super().__init__()
+        self._start, self._end = start, end
+
+    def _on_training_start(self) -> None:
+        self.pbar = sb3_callbacks.tqdm(total=self._end - self._start, unit="steps")
+
+
+def _artifacts(run_dir: Path) -> list[str]:
+    return [name for name in RUN_ARTIFACTS if (run_dir / name).exists()]
+
+
+def _check_run_dir(run_dir: Path, resume: ResumePoint | None, overwrite: bool) -> bool:
+    """Decide what may happen to an existing run folder; return whether to clear it first.
+
+    Raises
+    ------
+    RunExistsError
+        If it holds a run that would be overwritten and neither ``overwrite`` nor
+        a resume of that very run was asked for.
+    """
+    found = _artifacts(run_dir)
+    if not found:
+        return False
+    if resume is not None and resume.run_dir.resolve() == run_dir.resolve():
+        return False  # continuing this run in its own folder
+    if overwrite:
+        return True
+    raise RunExistsError(
+        f"run folder {run_dir} already exists (it holds {', '.join(found)}). "
+        f"To keep it, train into another folder with --set train.run_name=NEW_NAME; "
+        f"to continue it, use `twolink train CONFIG --resume {run_dir}`; "
+        f"to replace it, pass --overwrite"
+    )
+
+
+def _clear_run(run_dir: Path) -> None:
+    """Delete the run artifacts of ``run_dir`` (see :data:`RUN_ARTIFACTS`), nothing else."""
+    for name in RUN_ARTIFACTS:
+        path = run_dir / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        elif path.exists() or path.is_symlink():
+            path.unlink()
+
+
+def _check_same_run(cfg: RunConfig, resume: ResumePoint) -> None:
+    """Refuse to continue a model of another task, algorithm or environment than ``cfg``'s."""
+    path = resume.run_dir / CONFIG_FILE
+    if not path.is_file():
+        return
+    try:
+        saved = config_from_dict(yaml.safe_load(path.read_text()), str(path))
+    except Exception:  # an unreadable old config: the model load checks the spaces
+        return
+    if saved.algo.name != cfg.algo.name:
+        raise ValueError(
+            f"--resume {resume.model}: trained with algo.name={saved.algo.name!r} ({path}), "
+            f"but the config has {cfg.algo.name!r}"
+        )
+    if saved.env != cfg.env:
+        raise ValueError(
+            f"--resume {resume.model}: trained on another environment ({path}: env "
+            f"{saved.env.make_kwargs()}) than the config's ({cfg.env.make_kwargs()})"
+        )
+
+
+def _load_for_resume(
+    cfg: RunConfig, resume: ResumePoint, env: VecEnv, run_dir: Path
+) -> tuple[BaseAlgorithm, VecEnv]:
+    """Load the model, its statistics and replay buffer onto ``env``; return model and env."""
+    if isinstance(env, VecNormalize):
+        if resume.vecnormalize is None:
+            expected = (
+                _CHECKPOINT.sub(r"\g<prefix>_vecnormalize_\g<steps>_steps.pkl", resume.model.name)
+                if _CHECKPOINT.fullmatch(resume.model.name)
+                else VECNORM_FILE
+            )
+            raise ValueError(
+                f"--resume {resume.model}: the config normalises observations or rewards, "
+                f"but no VecNormalize statistics ({expected}) were found beside it"
+            )
+        env = VecNormalize.load(str(resume.vecnormalize), env.venv)
+    elif resume.vecnormalize is not None:
+        raise ValueError(
+            f"--resume {resume.model}: it was trained with VecNormalize statistics "
+            f"({resume.vecnormalize}), but the config has env.normalize_obs and "
+            "env.normalize_reward false"
+        )
+    cls = ALGORITHMS[cfg.algo.name]
+    try:
+        model = cls.load(
+            str(resume.model),
+            env=env,
+            device=cfg.train.device,
+            tensorboard_log=str(run_dir / "tb"),
+        )
+    except Exception as exc:
+        raise ValueError(
+            f"--resume {resume.model}: cannot continue it as {cfg.algo.name} on this "
+            f"config's environment ({type(exc).__name__}: {exc})"
+        ) from exc
+    if isinstance(model, OffPolicyAlgorithm):
+        if resume.replay_buffer is not None:
+            model.load_replay_buffer(str(resume.replay_buffer))
+        else:
+            print(f"resume: no replay buffer saved with {resume.model}; starting with an empty one")
+    return model, env
+
+
+def _restore_evaluations(callback: EvalCallback, path: Path, upto: int) -> None:
+    """Put the periodic evaluations up to ``upto`` timesteps back into ``callback``.
+
+    ``EvalCallback`` rewrites ``evaluations.npz`` from its own lists at every
+    evaluation; without this a resumed run's learning curve would start at the
+    resumed step.
+    """
+    if not path.is_file():
+        return
+    try:
+        with np.load(path) as data:
+            keep = data["timesteps"] <= upto
+            callback.evaluations_timesteps = [int(t) for t in data["timesteps"][keep]]
+            callback.evaluations_results = [list(r) for r in data["results"][keep]]
+            callback.evaluations_length = [list(r) for r in data["ep_lengths"][keep]]
+            if "successes" in data.files:
+                callback.evaluations_successes = [list(r) for r in data["successes"][keep]]
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"resume: could not read the earlier evaluations in {path} ({exc}); starting afresh")
 
 
 def machine_description() -> dict[str, Any]:
@@ -88,98 +400,144 @@ def machine_description() -> dict[str, Any]:
     }
 
 
-def train(cfg: RunConfig, *, resume: str | Path | None = None) -> TrainResult:
-    """Train the agent of ``cfg``; return where it was saved.
+def train(
+    cfg: RunConfig, *, resume: str | Path | None = None, overwrite: bool = False
+) -> TrainResult:
+    """Train the agent of ``cfg`` into its run folder; return what was saved.
+
+    Everything is checked before anything is written: the config (including
+    building the arm, task and env), the run folder, the model to resume and
+    its statistics.
 
     Parameters
     ----------
     cfg : RunConfig
     resume : path, optional
-        A checkpoint ``.zip`` of this run to continue from (its VecNormalize
-        statistics and, for SAC, replay buffer are loaded from beside it);
-        training continues up to ``cfg.train.total_timesteps`` in total.
+        Continue from a run folder, its ``model.zip`` or a checkpoint (see
+        :func:`find_resume_point`): the model, its VecNormalize statistics, its
+        replay buffer (SAC) and its step count are restored, and training
+        continues up to ``cfg.train.total_timesteps`` in total. Into the
+        model's own run folder this needs no ``overwrite``.
+    overwrite : bool
+        Replace an existing run in ``cfg.run_dir`` (its run artifacts are
+        deleted first; other files are kept). Without it an existing run
+        raises :class:`RunExistsError`.
+
+    Returns
+    -------
+    TrainResult
+
+    Raises
+    ------
+    RunExistsError
+        If ``cfg.run_dir`` holds a run and neither ``overwrite`` nor a resume of
+        that run was asked for.
+    FileNotFoundError, ValueError
+        On a ``resume`` path that holds no usable model, a model of another
+        algorithm or environment, missing statistics, or a model that already
+        has ``total_timesteps`` steps.
 
     Notes
     -----
-    Ctrl-C (``KeyboardInterrupt``) stops training, saves the current model and
-    statistics as the run's final model, and returns with ``interrupted=True``.
+    Ctrl-C (``KeyboardInterrupt``) stops training, saves the current model,
+    statistics and replay buffer as the run's final model (resumable with
+    ``resume=run_dir``), and returns with ``interrupted=True``.
     """
-    torch.set_num_threads(cfg.train.torch_threads)
     tc = cfg.train
     run_dir = cfg.run_dir
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / CONFIG_FILE).write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+    point = find_resume_point(resume) if resume is not None else None
+    if point is not None:
+        _check_same_run(cfg, point)
+    clear = _check_run_dir(run_dir, point, overwrite)
 
+    torch.set_num_threads(tc.torch_threads)
     env = make_training_env(cfg.env, tc.n_envs, tc.seed, gamma=_gamma(cfg))
     eval_env = make_training_env(
         cfg.env, min(tc.eval_episodes, 8), tc.seed + 10_000, training=False, gamma=_gamma(cfg)
     )
-    off_policy = issubclass(ALGORITHMS[cfg.algo.name], OffPolicyAlgorithm)
-
-    if resume is not None:
-        resume = Path(resume)
-        stats = _checkpoint_stats(resume)
-        if isinstance(env, VecNormalize):
-            if stats is None:
-                raise ValueError(f"resume: no VecNormalize statistics found beside {resume}")
-            env = VecNormalize.load(str(stats), env.venv)
-        model: BaseAlgorithm = ALGORITHMS[cfg.algo.name].load(
-            str(resume), env=env, device=tc.device, tensorboard_log=str(run_dir / "tb")
-        )
-        buffer = _checkpoint_buffer(resume)
-        if off_policy and buffer is not None:
-            model.load_replay_buffer(str(buffer))  # type: ignore[attr-defined]
-    else:
-        model = build_model(
-            cfg.algo.name,
-            cfg.algo.policy,
-            env,
-            cfg.algo.hyperparams,
-            seed=tc.seed,
-            device=tc.device,
-            tensorboard_log=str(run_dir / "tb"),
-        )
-
-    callbacks = []
-    if tc.eval_freq:
-        callbacks.append(
-            EvalCallback(
-                eval_env,
-                n_eval_episodes=tc.eval_episodes,
-                eval_freq=max(tc.eval_freq // tc.n_envs, 1),
-                log_path=str(run_dir / "eval"),
-                best_model_save_path=None,
-                deterministic=True,
-                verbose=0,
+    try:
+        if point is not None:
+            model, env = _load_for_resume(cfg, point, env, run_dir)
+        else:
+            model = build_model(
+                cfg.algo.name,
+                cfg.algo.policy,
+                env,
+                cfg.algo.hyperparams,
+                seed=tc.seed,
+                device=tc.device,
+                tensorboard_log=str(run_dir / "tb"),
             )
+        start_steps = int(model.num_timesteps) if point is not None else 0
+        if start_steps >= tc.total_timesteps:
+            raise ValueError(
+                f"--resume {point.model if point else ''}: the model already has {start_steps:,} "
+                f"timesteps, train.total_timesteps is {tc.total_timesteps:,}; raise it, e.g. "
+                f"--set train.total_timesteps={2 * tc.total_timesteps}"
+            )
+    except BaseException:
+        env.close()
+        eval_env.close()
+        raise
+    chunk = rollout_steps(model)
+    planned = planned_timesteps(start_steps, tc.total_timesteps, chunk)
+
+    # -- validated: from here on the run folder is written ---------------------
+    if clear:
+        _clear_run(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / CONFIG_FILE).write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+    off_policy = isinstance(model, OffPolicyAlgorithm)
+
+    callbacks: list[BaseCallback] = []
+    if tc.eval_freq:
+        evaluation = EvalCallback(
+            eval_env,
+            n_eval_episodes=tc.eval_episodes,
+            eval_freq=max(tc.eval_freq // tc.n_envs, 1),
+            log_path=str(run_dir / EVAL_DIR),
+            best_model_save_path=None,
+            deterministic=True,
+            verbose=0,
         )
+        if point is not None:
+            _restore_evaluations(evaluation, run_dir / EVAL_DIR / "evaluations.npz", start_steps)
+        callbacks.append(evaluation)
     if tc.checkpoint_freq:
         callbacks.append(
             CheckpointCallback(
                 save_freq=max(tc.checkpoint_freq // tc.n_envs, 1),
-                save_path=str(run_dir / "checkpoints"),
+                save_path=str(run_dir / CHECKPOINT_DIR),
                 name_prefix="model",
                 save_replay_buffer=off_policy,
                 save_vecnormalize=True,
             )
         )
+    if tc.progress_bar:
+        callbacks.append(_ProgressBar(start_steps, planned))
 
-    remaining = tc.total_timesteps - (model.num_timesteps if resume is not None else 0)
+    if point is not None:
+        print(f"resuming from {point.model} at {start_steps:,} timesteps")
+    if planned != tc.total_timesteps and chunk is not None:
+        print(
+            f"train.total_timesteps = {tc.total_timesteps:,} is not a whole number of rollouts "
+            f"of {chunk:,} steps ({tc.n_envs} envs x {chunk // tc.n_envs} steps): "
+            f"training runs to {planned:,} timesteps"
+        )
+
     start = time.perf_counter()
-    start_steps = model.num_timesteps
     interrupted = False
     try:
-        if remaining > 0:
-            model.learn(
-                total_timesteps=remaining,
-                callback=CallbackList(callbacks),
-                progress_bar=tc.progress_bar,
-                reset_num_timesteps=resume is None,
-                tb_log_name="run",
-            )
+        model.learn(
+            total_timesteps=tc.total_timesteps - start_steps,
+            callback=CallbackList(callbacks),
+            progress_bar=False,
+            reset_num_timesteps=point is None,
+            tb_log_name="run",
+        )
     except KeyboardInterrupt:
         interrupted = True
-        print(f"\ninterrupted at {model.num_timesteps} timesteps; saving the current model")
+        print(f"\ninterrupted at {model.num_timesteps:,} timesteps; saving the current model")
     wall = time.perf_counter() - start
 
     model_path = run_dir / MODEL_FILE
@@ -187,6 +545,8 @@ def train(cfg: RunConfig, *, resume: str | Path | None = None) -> TrainResult:
     vec = model.get_vec_normalize_env()
     if vec is not None:
         vec.save(str(run_dir / VECNORM_FILE))
+    if off_policy:
+        model.save_replay_buffer(str(run_dir / REPLAY_BUFFER_FILE))  # type: ignore[attr-defined]
     steps = model.num_timesteps - start_steps
     summary = {
         "run": cfg.run_name,
@@ -194,13 +554,27 @@ def train(cfg: RunConfig, *, resume: str | Path | None = None) -> TrainResult:
         "algo": cfg.algo.name,
         "seed": tc.seed,
         "timesteps": int(model.num_timesteps),
+        "requested_timesteps": tc.total_timesteps,
+        "planned_timesteps": planned,
+        "rollout_steps": chunk,
         "wall_time_s": round(wall, 2),
         "steps_per_s": round(steps / wall, 1) if wall > 0 else None,
         "interrupted": interrupted,
         "resumed_from": str(resume) if resume is not None else None,
+        "resumed_at": start_steps if point is not None else None,
         "machine": machine_description(),
     }
     (run_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2))
     env.close()
     eval_env.close()
-    return TrainResult(run_dir, model_path, int(model.num_timesteps), wall, interrupted)
+    return TrainResult(
+        run_dir,
+        model_path,
+        int(model.num_timesteps),
+        wall,
+        interrupted,
+        requested_timesteps=tc.total_timesteps,
+        planned_timesteps=planned,
+        rollout_steps=chunk,
+        resumed_from=point.model if point is not None else None,
+    )
