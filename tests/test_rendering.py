@@ -127,8 +127,9 @@ def test_target_is_drawn_at_its_position(reach_env):
     scale = 0.42 * 500 / 2.0
     expected = np.array([250 + 1.2 * scale, 250 - 0.9 * scale])
     assert_color(pixel(frame, expected), Colors.target)
-    # the disc has the tolerance radius (0.05 m, about 5 px): 15 px away is no target
-    assert_color(pixel(frame, expected + np.array([0.0, 15.0])), Colors.workspace)
+    # the disc has the tolerance radius (0.05 m, about 5 px): 15 px away, off the
+    # cross-hair's arms, is no target
+    assert_color(pixel(frame, expected + np.array([11.0, 11.0])), Colors.workspace)
     # a different target moves the red disc
     reach_env.reset(seed=0, options={"state": HANG, "target": [-1.0, 0.5]})
     frame2 = reach_env.render()
@@ -162,10 +163,78 @@ def test_balance_draws_the_upright_goal():
     # outside it (80 deg from vertical): plain workspace
     outside = 1.5 * np.array([math.cos(math.radians(10)), math.sin(math.radians(10))])
     assert_color(pixel(frame, r.world_to_pixel(outside)), Colors.workspace)
-    # the dashed upright line (dashes of 0.125 m from the base, every other one drawn)
+    # the dashed upright line (dashes of 0.125 m from the base, every other one
+    # drawn) over the success band
     assert_color(pixel(frame, r.world_to_pixel([0.0, 0.31])), Colors.upright)
-    assert_color(pixel(frame, r.world_to_pixel([0.0, 0.19])), Colors.upright_zone)
+    assert_color(pixel(frame, r.world_to_pixel([0.0, 0.19])), Colors.success_band)
     env.close()
+
+
+def _at_tilt(tilt: float, radius: float, apex=(0.0, 0.0)) -> np.ndarray:
+    """The point ``radius`` metres from ``apex`` at ``tilt`` rad from the upward vertical."""
+    return np.asarray(apex) + radius * np.array([math.sin(tilt), math.cos(tilt)])
+
+
+@pytest.mark.parametrize("success_angle", [None, 0.3])
+def test_balance_success_band_is_drawn_to_the_tasks_success_angle(success_angle):
+    options = {} if success_angle is None else {"success_angle": success_angle}
+    task = make_task("balance", options)
+    band = task.success_angle  # 0.1 rad by default
+    r = ArmRenderer(ArmParams(), task, "rgb_array", 50)
+    frame = r.draw(HANG, np.zeros(0))
+    for side in (1, -1):
+        # 1.5 m out, 0.08 rad off vertical: in the band; 0.12 rad off: outside it
+        assert_color(
+            pixel(frame, r.world_to_pixel(_at_tilt(side * 0.8 * band, 1.5))), Colors.success_band
+        )
+        assert_color(
+            pixel(frame, r.world_to_pixel(_at_tilt(side * 1.2 * band, 1.5))), Colors.upright_zone
+        )
+    r.close()
+
+
+def test_balance_success_band_of_link_2_is_at_the_elbow():
+    task = make_task("balance")
+    r = ArmRenderer(ArmParams(), task, "rgb_array", 50)
+    # link 1 tilted 0.3 rad to the right, link 2 vertical: elbow at (sin 0.3, cos 0.3)
+    state = [math.pi / 2 - 0.3, 0.3, 0.0, 0.0]
+    elbow = (math.sin(0.3), math.cos(0.3))
+    frame = r.draw(state, np.zeros(0))
+    assert_color(pixel(frame, r.world_to_pixel(_at_tilt(0.09, 0.9, elbow))), Colors.success_band)
+    assert_color(pixel(frame, r.world_to_pixel(_at_tilt(-0.09, 0.9, elbow))), Colors.success_band)
+    # 0.15 rad off vertical at the elbow: outside the band (and outside the base's band)
+    assert_color(pixel(frame, r.world_to_pixel(_at_tilt(0.15, 0.9, elbow))), Colors.upright_zone)
+    r.close()
+
+
+def test_balance_upright_reference_is_drawn_over_the_arm():
+    r = ArmRenderer(ArmParams(), make_task("balance"), "rgb_array", 50)
+    frame = r.draw([math.pi / 2, 0.0, 0.0, 0.0], np.zeros(0))  # the arm upright, on the line
+    # a dash (0.25 to 0.375 m) shows over link 1; the gap beside it shows the link
+    assert_color(pixel(frame, r.world_to_pixel([0.0, 0.31])), Colors.upright)
+    assert_color(pixel(frame, r.world_to_pixel([0.0, 0.19])), Colors.link1)
+    assert_color(pixel(frame, r.world_to_pixel([0.0, 1.56])), Colors.upright)
+    assert_color(pixel(frame, r.world_to_pixel([0.0, 1.44])), Colors.link2)
+    r.close()
+
+
+def test_reach_target_marker_is_visible_beyond_the_tolerance_disc():
+    r = ArmRenderer(ArmParams(), make_task("reach"), "rgb_array", 50)
+    target = np.array([-1.0, 0.8])
+    frame = r.draw(HANG, target)
+    centre = r.world_to_pixel(target)
+    radius = 0.05 * r.scale  # the tolerance to scale, about 5 px
+    # the four cross-hair arms reach at least 3 % of the frame (15 px) past the disc
+    for direction in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+        for distance in (radius + 5, radius + 12, radius + 17):
+            assert_color(pixel(frame, centre + distance * np.array(direction)), Colors.target)
+    # the marker covers far more pixels than a 5 px disc (about 80 pixels)
+    box = frame[
+        round(centre[1]) - 30 : round(centre[1]) + 31, round(centre[0]) - 30 : round(centre[0]) + 31
+    ]
+    red = np.all(np.abs(box.astype(int) - Colors.target) <= 3, axis=-1).sum()
+    assert red > math.pi * radius**2 + 4 * 15 * 3 * 0.8
+    r.close()
 
 
 # -- trail and torque ----------------------------------------------------------
@@ -201,6 +270,27 @@ def test_torque_indicator_appears_with_torque():
     below = r.world_to_pixel([0.0, -0.11 * 2.0])
     assert_color(pixel(r.draw(state, target, torque=(-30.0, 0.0)), below), Colors.torque)
     assert_color(pixel(r.draw(state, target, torque=(-30.0, 0.0)), probe), Colors.workspace)
+    r.close()
+
+
+@pytest.mark.parametrize("fraction", [0.001, 0.02, 0.04])
+def test_near_zero_torque_draws_no_indicator(fraction):
+    r = ArmRenderer(ArmParams(), make_task("reach"), "rgb_array", 50, max_torque=(30.0, 10.0))
+    state = [0.0, 0.0, 0.0, 0.0]
+    target = [-1.5, -0.5]
+    for torque in (
+        (fraction * 30.0, 0.0),
+        (0.0, -fraction * 10.0),
+        (-fraction * 30.0, fraction * 10.0),
+    ):
+        frame = r.draw(state, target, torque=torque)
+        assert not (np.all(frame == Colors.torque, axis=-1)).any(), torque
+        # the whole picture apart from the readout equals the zero-torque one
+        zero = r.draw(state, target, torque=(0.0, 0.0))
+        np.testing.assert_array_equal(frame[60:440], zero[60:440])
+    # from TORQUE_MIN_FRACTION up, the indicator is drawn
+    frame = r.draw(state, target, torque=(0.06 * 30.0, 0.0))
+    assert (np.all(frame == Colors.torque, axis=-1)).sum() > 10
     r.close()
 
 

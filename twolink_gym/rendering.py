@@ -12,12 +12,18 @@ Picture (y up, the base at the centre of the frame)
   fits the frame;
 - the base, the elbow and the tip;
 - the goal: a task with a positional goal (``goal_size >= 2``, e.g. reach)
-  gets a target disc of radius ``task.tolerance`` (red, green while the task
-  reports success); a task without one (balance) gets the upright pose as a
-  dashed line and, if the task has a ``fall_angle``, the wedge of allowed tilts;
+  gets a target disc of radius ``task.tolerance`` to scale (red, green while
+  the task reports success) with a ring and a cross-hair marker drawn over the
+  arm, so the target shows at any scale; a task without one (balance) gets, if
+  it has a ``fall_angle``, the wedge of allowed tilts, and, if it has a
+  ``success_angle``, the success band: a wedge of ±``success_angle`` about the
+  vertical at the base (where link 1 must be) and one at the elbow (where link 2
+  must be). The upright reference, a dashed vertical line from the base, is
+  drawn over the arm;
 - a fading trail of the tip over the last ``trail_seconds``;
 - torque indicators: an arc around each joint, counter-clockwise for positive
-  torque, whose sweep is the fraction of ``max_torque`` applied;
+  torque, whose sweep is the fraction of ``max_torque`` applied; below
+  :data:`TORQUE_MIN_FRACTION` of ``max_torque`` nothing is drawn;
 - a readout: task name, time, reward and the joint torques.
 
 :meth:`ArmRenderer.world_to_pixel` is the one mapping from world metres to
@@ -44,10 +50,14 @@ from twolink_gym.kinematics import forward_kinematics
 from twolink_gym.params import ArmParams
 from twolink_gym.tasks import Task
 
-__all__ = ["RENDER_MODES", "ArmRenderer", "Colors"]
+__all__ = ["RENDER_MODES", "TORQUE_MIN_FRACTION", "ArmRenderer", "Colors"]
 
 #: The render modes an :class:`ArmRenderer` supports.
 RENDER_MODES = ("human", "rgb_array")
+#: Torques below this fraction of ``max_torque`` get no indicator (no stray arrowheads).
+TORQUE_MIN_FRACTION = 0.05
+#: Length of each cross-hair arm of the target marker, as a fraction of the smaller frame side.
+TARGET_MARK_FRACTION = 0.03
 
 RGB = tuple[int, int, int]
 
@@ -66,8 +76,9 @@ class Colors:
     tip: RGB = (20, 20, 20)
     target: RGB = (214, 39, 40)
     target_success: RGB = (44, 160, 44)
-    upright: RGB = (60, 150, 60)
+    upright: RGB = (30, 110, 30)
     upright_zone: RGB = (220, 240, 220)
+    success_band: RGB = (160, 214, 160)
     trail: RGB = (255, 127, 14)
     torque: RGB = (148, 52, 160)
     text: RGB = (30, 30, 30)
@@ -292,6 +303,7 @@ class ArmRenderer:
         self._draw_goal(surf, x, g)
         self._draw_trail(surf)
         self._draw_arm(surf, elbow, tip)
+        self._draw_upright_reference(surf, g)
         self._draw_target_marks(surf, x, g)
         self._draw_torques(surf, x, tau)
         self._draw_readout(surf, float(time), float(reward), tau)
@@ -345,25 +357,31 @@ class ArmRenderer:
         success = bool(self.task.is_success(self.params, state[None, :], goal[None, :].copy())[0])
         tolerance = float(getattr(self.task, "tolerance", 0.05))
         color = Colors.target_success if success else Colors.target
-        return self._px(goal[:2]), self._radius(tolerance, minimum=5), color
+        return self._px(goal[:2]), self._radius(tolerance, minimum=2), color
 
     def _draw_target_marks(
         self, surf: Any, state: NDArray[np.float64], goal: NDArray[np.float64]
     ) -> None:
-        """Ring and cross-hair of a positional goal, drawn over the arm so they stay visible."""
+        """Tolerance ring and cross-hair of a positional goal, over the arm so they stay visible.
+
+        The ring is the tolerance circle to scale; the four cross-hair arms start
+        just outside it and are :data:`TARGET_MARK_FRACTION` of the frame long,
+        so that the target shows however small the tolerance is drawn.
+        """
         if goal.shape[0] < 2:
             return
         (cx, cy), radius, color = self._target(state, goal)
-        self._pg.gfxdraw.aacircle(surf, cx, cy, radius, color)
-        self._pg.gfxdraw.aacircle(surf, cx, cy, radius + 1, color)
-        inner, outer = radius + 2, radius + 7
+        for r in (radius, radius + 1):
+            self._pg.gfxdraw.aacircle(surf, cx, cy, r, color)
+        inner = radius + 3
+        outer = inner + max(6, round(TARGET_MARK_FRACTION * min(self.size)))
         for sx, sy in ((1, 0), (-1, 0), (0, 1), (0, -1)):
             self._pg.draw.line(
                 surf,
                 color,
                 (cx + sx * inner, cy + sy * inner),
                 (cx + sx * outer, cy + sy * outer),
-                2,
+                3,
             )
 
     def _draw_goal(self, surf: Any, state: NDArray[np.float64], goal: NDArray[np.float64]) -> None:
@@ -375,12 +393,31 @@ class ArmRenderer:
         reach = self.params.reach
         fall = getattr(self.task, "fall_angle", None)
         if fall is not None and 0 < fall < math.pi:
-            angles = np.linspace(math.pi / 2 - fall, math.pi / 2 + fall, 48)
-            arc = np.stack([reach * np.cos(angles), reach * np.sin(angles)], -1)
-            pts = np.vstack([[0.0, 0.0], arc])
-            poly = [tuple(p) for p in self.world_to_pixel(pts)]
-            self._pg.gfxdraw.filled_polygon(surf, poly, Colors.upright_zone)
-            self._pg.gfxdraw.aapolygon(surf, poly, Colors.upright_zone)
+            self._wedge(surf, np.zeros(2), reach, fall, Colors.upright_zone)
+        band = getattr(self.task, "success_angle", None)
+        if band is not None and 0 < band < math.pi:
+            # each link's tilt from the vertical must stay within the band:
+            # link 1 about the base, link 2 about the elbow
+            elbow, _ = forward_kinematics(self.params, state[:2])
+            self._wedge(surf, np.zeros(2), reach, band, Colors.success_band)
+            self._wedge(surf, elbow, self.params.l2, band, Colors.success_band)
+
+    def _wedge(
+        self, surf: Any, apex: NDArray[np.float64], radius: float, half_angle: float, color: RGB
+    ) -> None:
+        """Fill the circular sector of ``±half_angle`` about the upward vertical at ``apex``."""
+        angles = np.linspace(math.pi / 2 - half_angle, math.pi / 2 + half_angle, 48)
+        arc = apex + radius * np.stack([np.cos(angles), np.sin(angles)], -1)
+        pts = np.vstack([apex, arc])
+        poly = [tuple(p) for p in self.world_to_pixel(pts)]
+        self._pg.gfxdraw.filled_polygon(surf, poly, color)
+        self._pg.gfxdraw.aapolygon(surf, poly, color)
+
+    def _draw_upright_reference(self, surf: Any, goal: NDArray[np.float64]) -> None:
+        """The dashed upright line of a task without a positional goal, over the arm."""
+        if goal.shape[0] >= 2:
+            return
+        reach = self.params.reach
         self._dashed_line(surf, (0.0, 0.0), (0.0, reach), Colors.upright, dash=0.06 * reach)
 
     def _dashed_line(
@@ -452,7 +489,7 @@ class ArmRenderer:
             joints, headings, torque, self.max_torque, strict=True
         ):
             frac = float(np.clip(abs(tau) / limit, 0.0, 1.0))
-            if frac < 0.02:
+            if frac < TORQUE_MIN_FRACTION:
                 continue
             sweep = math.copysign(frac * 1.5 * math.pi, tau)
             start = heading + math.pi / 2 * (1 if tau > 0 else -1) - sweep / 2
@@ -465,8 +502,10 @@ class ArmRenderer:
             direction = math.copysign(1.0, tau)
             tangent = np.array([-math.sin(end), math.cos(end)]) * direction
             radial = np.array([math.cos(end), math.sin(end)])
-            tip_w = arc[-1] + tangent * 0.05 * self.params.reach
-            size = 0.03 * self.params.reach
+            # the head is never longer than the arc it ends
+            head_len = min(0.05 * self.params.reach, abs(sweep) * radius_m)
+            tip_w = arc[-1] + tangent * head_len
+            size = 0.6 * head_len
             head = [tip_w, arc[-1] + radial * size, arc[-1] - radial * size]
             poly = [tuple(p) for p in self.world_to_pixel(np.asarray(head))]
             self._pg.gfxdraw.filled_polygon(surf, poly, Colors.torque)
