@@ -1,7 +1,8 @@
 """twolink-gym: a Gymnasium environment for a planar two-link robot arm.
 
-``import twolink_gym`` registers ``TwoLink-v0`` (and the convenience ids
-``TwoLinkReach-v0`` and ``TwoLinkBalance-v0``) with Gymnasium. The physics
+``import twolink_gym`` registers the per-task ids ``TwoLinkReach-v0`` and
+``TwoLinkBalance-v0`` and the generic ``TwoLink-v0`` (task chosen by its
+``task`` keyword) with Gymnasium (see :mod:`twolink_gym.registration`). The physics
 (:mod:`twolink_gym.dynamics`, :mod:`twolink_gym.kinematics`,
 :mod:`twolink_gym.integrators`) is pure numpy and usable on its own.
 """
