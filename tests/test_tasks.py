@@ -8,6 +8,7 @@ where it was put, so the step's reward, termination and success are those of
 the placed pose. Nothing here calls a task's own reward function.
 """
 
+import itertools
 import math
 
 import gymnasium as gym
@@ -254,20 +255,43 @@ def test_balance_upright_still_and_idle_earns_exactly_one():
 
 
 @pytest.mark.parametrize(
-    ("tilts", "upright"),
+    ("tilts", "sigma", "upright"),
     [
-        ((0, 0), 1.0),
-        ((90, 90), 0.25),  # horizontal: ((1 + cos 90°)/2)²
-        ((-90, 0), 0.5),
-        ((180, 180), 0.0),  # hanging down
-        ((60, 0), 0.75),  # (1 + 1/2)/2
-        ((60, -60), 0.5625),
+        ((0.0, 0.0), 0.12, 1.0),
+        ((0.12, 0.0), 0.12, math.exp(-0.5)),  # one sigma on one link
+        ((0.0, -0.24), 0.12, math.exp(-2.0)),  # two sigmas on the other
+        ((0.12, -0.12), 0.12, math.exp(-1.0)),  # one sigma on each: the factors multiply
+        ((0.1, 0.0), 0.12, math.exp(-0.01 / 0.0288)),  # the success limit: 0.7066
+        ((0.3, 0.4), 0.5, math.exp(-0.25 / 0.5)),  # a wider option
+        ((math.pi / 2, math.pi / 2), 0.12, math.exp(-(math.pi**2) / 2 / 0.0288)),
     ],
 )
-def test_balance_upright_factor(tilts, upright):
+def test_balance_upright_factor(tilts, sigma, upright):
+    # upright = exp(-(tilt1² + tilt2²) / (2σ²)) with the absolute link tilts
+    env = TwoLinkEnv(task="balance", params=NO_GRAVITY, task_options={"upright_sigma": sigma})
+    _, info = env.reset(options={"state": _upright_with_tilts(*tilts)})
+    assert info["reward_upright"] == pytest.approx(upright, rel=1e-13, abs=1e-300)
+
+
+def test_balance_reward_is_sharp_inside_the_success_band():
+    # The reward's maximum is the upright pose, and leaning to the edge of the
+    # success band costs a visible share of it (version 0's (1 + cos)/2 factor
+    # kept 99.75% there, so holding a pose just outside the band was nearly free).
     env = TwoLinkEnv(task="balance", params=NO_GRAVITY)
-    _, info = env.reset(options={"state": _upright_with_tilts(tilts[0] * DEG, tilts[1] * DEG)})
-    assert info["reward_upright"] == pytest.approx(upright, abs=1e-15)
+    limit = env.unwrapped.sim.task.success_angle
+    factors = []
+    for tilt in (0.0, 0.02, limit / 2, limit, 1.5 * limit):
+        _, info = env.reset(options={"state": _upright_with_tilts(tilt, tilt)})
+        factors.append(info["reward_upright"])
+    assert factors[0] == 1.0
+    assert all(a > b for a, b in itertools.pairwise(factors))
+    assert factors[3] < 0.55  # both links at the limit: e^(-0.694) = 0.4994
+    assert factors[1] > 0.95  # within 0.02 rad: nearly full reward
+
+
+def test_balance_upright_sigma_is_validated():
+    with pytest.raises(ValueError, match="upright_sigma"):
+        TwoLinkEnv(task="balance", task_options={"upright_sigma": 0.0})
 
 
 @pytest.mark.parametrize("action", [(1.0, 1.0), (0.5, -0.2), (-4.0, 0.0)])
@@ -283,18 +307,22 @@ def test_balance_control_factor(action):
     assert info["reward_ctrl"] == pytest.approx(ctrl, abs=1e-15)
     q1, q2, dq1, dq2 = info["state"]
     tilt1, tilt2 = q1 - math.pi / 2, q1 + q2 - math.pi / 2
-    upright = (1 + math.cos(tilt1)) * (1 + math.cos(tilt2)) / 4
-    still = 1 - 0.5 * (1 - math.exp(-(dq1**2 + dq2**2) / 10))
+    upright = math.exp(-(tilt1**2 + tilt2**2) / (2 * 0.12**2))
+    still = 1 - 0.5 * (1 - math.exp(-(dq1**2 + dq2**2) / 0.5))
     assert reward == pytest.approx(upright * ctrl * still, abs=1e-14)
 
 
 @pytest.mark.parametrize(
     ("dq", "still"),
-    [((0.0, 0.0), 1.0), ((math.sqrt(10), 0.0), 1 - 0.5 * (1 - math.exp(-1))), ((3.0, -4.0), None)],
+    [
+        ((0.0, 0.0), 1.0),
+        ((0.5, 0.0), 1 - 0.5 * (1 - math.exp(-0.5))),  # one sigma: 0.803
+        ((0.3, -0.4), 1 - 0.5 * (1 - math.exp(-0.5))),  # |dq| = 0.5 too
+        ((3.0, -4.0), 1 - 0.5 * (1 - math.exp(-50.0))),  # fast: the floor 1 - speed_weight
+    ],
 )
 def test_balance_stillness_factor(dq, still):
-    if still is None:
-        still = 1 - 0.5 * (1 - math.exp(-25 / 10))
+    # still = 1 - speed_weight · (1 - exp(-|dq|² / (2 · 0.5²)))
     env = TwoLinkEnv(task="balance", params=NO_GRAVITY)
     _, info = env.reset(options={"state": _upright_with_tilts(0.0, 0.0, dq)})
     assert info["reward_still"] == pytest.approx(still, abs=1e-15)

@@ -1,4 +1,14 @@
-"""The learning algorithms a config can name, mapped once to SB3 classes."""
+"""The learning algorithms a config can name, mapped once to SB3 classes.
+
+Besides SB3's own constructor arguments, two config conventions of
+rl-baselines3-zoo are understood (and mapped here, once):
+
+* ``"lin_<x>"`` for a schedulable value (``learning_rate``, ``clip_range``,
+  ``clip_range_vf``): a linear decay from ``x`` at the start of training to 0
+  at the end;
+* ``replay_buffer_class: her`` for SB3's ``HerReplayBuffer`` (goal
+  relabelling; needs ``env.goal_observation: true``).
+"""
 
 from __future__ import annotations
 
@@ -7,14 +17,29 @@ import inspect
 from collections.abc import Mapping
 from typing import Any
 
-from stable_baselines3 import PPO, SAC
+from sb3_contrib import TQC
+from stable_baselines3 import PPO, SAC, HerReplayBuffer
 from stable_baselines3.common.base_class import BaseAlgorithm
+from stable_baselines3.common.buffers import ReplayBuffer
+from stable_baselines3.common.utils import LinearSchedule
 from stable_baselines3.common.vec_env import VecEnv
 
-__all__ = ["ALGORITHMS", "build_model", "check_hyperparams"]
+__all__ = [
+    "ALGORITHMS",
+    "REPLAY_BUFFERS",
+    "build_model",
+    "check_hyperparams",
+    "resolve_hyperparams",
+]
 
 #: Algorithm classes by config name: the only place these names are mapped to code.
-ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"ppo": PPO, "sac": SAC}
+ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"ppo": PPO, "sac": SAC, "tqc": TQC}
+
+#: Replay buffer classes by config name (``algo.hyperparams.replay_buffer_class``).
+REPLAY_BUFFERS: dict[str, type[ReplayBuffer]] = {"her": HerReplayBuffer}
+
+#: Hyperparameters that accept a schedule (``"lin_<initial value>"``).
+SCHEDULABLE = ("learning_rate", "clip_range", "clip_range_vf")
 
 # set by the training code, not by the config
 _RESERVED = {"policy", "env", "seed", "device", "tensorboard_log", "verbose", "_init_setup_model"}
@@ -42,11 +67,51 @@ def check_hyperparams(name: str, hyperparams: Mapping[str, Any]) -> None:
             f"unknown key(s) {unknown} for {name}; valid keys are {sorted(accepted - _RESERVED)}"
         )
     for key, value in hyperparams.items():
+        if key in SCHEDULABLE and isinstance(value, str) and value.startswith("lin_"):
+            if not _looks_numeric(value[4:]) or not float(value[4:]) > 0:
+                raise ValueError(
+                    f"{key} {value!r}: a linear schedule is written lin_<initial value > 0>, "
+                    "e.g. lin_3.0e-4"
+                )
+            continue
+        if isinstance(value, str) and value.startswith("lin_"):
+            raise ValueError(f"{key} {value!r}: only {list(SCHEDULABLE)} take a lin_<x> schedule")
+        if key == "replay_buffer_class":
+            if value not in REPLAY_BUFFERS:
+                raise ValueError(
+                    f"replay_buffer_class {value!r} is not known; valid values are "
+                    f"{sorted(REPLAY_BUFFERS)}"
+                )
+            continue
         if isinstance(value, str) and _looks_numeric(value):
             raise ValueError(
                 f"{key} is the string {value!r}; YAML reads exponents without a decimal point "
                 f"as strings, write e.g. {float(value):.1e} (with a '.')"
             )
+
+
+def resolve_hyperparams(hyperparams: Mapping[str, Any]) -> dict[str, Any]:
+    """Config hyperparameters → SB3 constructor arguments (schedules and classes mapped).
+
+    Parameters
+    ----------
+    hyperparams : mapping
+        As checked by :func:`check_hyperparams`; not modified.
+
+    Returns
+    -------
+    dict
+        A deep copy with ``"lin_<x>"`` replaced by a linear schedule from ``x``
+        to 0 and ``replay_buffer_class`` by its class.
+    """
+    resolved = copy.deepcopy(dict(hyperparams))  # SB3 edits policy_kwargs in place
+    for key in SCHEDULABLE:
+        value = resolved.get(key)
+        if isinstance(value, str) and value.startswith("lin_"):
+            resolved[key] = LinearSchedule(float(value[4:]), 0.0, 1.0)
+    if "replay_buffer_class" in resolved:
+        resolved["replay_buffer_class"] = REPLAY_BUFFERS[resolved["replay_buffer_class"]]
+    return resolved
 
 
 def _looks_numeric(text: str) -> bool:
@@ -76,5 +141,5 @@ def build_model(
         device=device,
         tensorboard_log=tensorboard_log,
         verbose=0,
-        **copy.deepcopy(dict(hyperparams)),  # SB3 edits policy_kwargs in place
+        **resolve_hyperparams(hyperparams),
     )

@@ -218,6 +218,32 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from training.sweep import parse_seeds, sweep
+
+    cfg = _config(args)
+    seeds = parse_seeds(args.seeds)
+    start = time.perf_counter()
+    result = sweep(
+        cfg, seeds, workers=args.workers, train=not args.no_train, overwrite=args.overwrite
+    )
+    total = time.perf_counter() - start
+    s = result.success
+    print(
+        f"Task {cfg.env.task!r}, {cfg.algo.name}, {len(seeds)} seeds, each evaluated on the "
+        f"same {cfg.evaluate.episodes} episodes (seeds {cfg.evaluate.seed}..):"
+    )
+    print((result.out_dir / "table.md").read_text(), end="")
+    print(
+        f"success rate: mean {100 * s.mean:.1f}%, worst seed {100 * s.worst:.0f}%, "
+        f"{100 * s.confidence:.0f}% bootstrap CI of the mean [{100 * s.ci_low:.1f}%, "
+        f"{100 * s.ci_high:.1f}%]"
+    )
+    print(f"total wall time {total:.0f} s; runs {[str(r) for r in result.runs]}")
+    print(f"summary: {result.out_dir}/ (sweep.json, table.md, learning_curves.png)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``twolink``."""
     parser = argparse.ArgumentParser(
@@ -289,6 +315,24 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
     _add_overwrite(p)
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser(
+        "sweep",
+        help="train a config over several seeds in parallel, evaluate and summarise",
+        description="Train the config once per seed (run folders <run name>_s<seed>), in "
+        "parallel processes, then evaluate every final model on the config's fixed episode "
+        "set and report each seed, the mean, the worst seed and a bootstrap interval.",
+    )
+    _add_common(p)
+    p.add_argument("--seeds", default="0-4", help="seeds, e.g. 0-4 or 0,3,7 (default 0-4)")
+    p.add_argument(
+        "--workers", type=_integer(1), default=1, help="training processes at once (default 1)"
+    )
+    p.add_argument(
+        "--no-train", action="store_true", help="only evaluate and summarise existing runs"
+    )
+    _add_overwrite(p)
+    p.set_defaults(func=cmd_sweep)
     return parser
 
 
@@ -297,7 +341,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except (ConfigError, ValueError, FileNotFoundError) as exc:
+    except (ConfigError, ValueError, FileNotFoundError, FileExistsError) as exc:
         print(f"twolink {args.command}: error: {exc}", file=sys.stderr)
         return 2
 

@@ -72,6 +72,12 @@ class EnvConfig:
         ``gym.make``).
     normalize_obs, normalize_reward : bool
         Wrap the training env in SB3's ``VecNormalize``.
+    goal_observation : bool
+        Give the agent a goal-conditioned view of the task
+        (:class:`training.goal_env.GoalObservationVecEnv`: dict observations
+        ``observation`` / ``achieved_goal`` / ``desired_goal`` and a batched
+        ``compute_reward``), as SB3's ``HerReplayBuffer`` needs. Tasks with a
+        goal only (reach).
     """
 
     task: str
@@ -85,6 +91,7 @@ class EnvConfig:
     vectorization: str = "native"
     normalize_obs: bool = True
     normalize_reward: bool = True
+    goal_observation: bool = False
 
     def make_kwargs(self) -> dict[str, Any]:
         """Keyword arguments of ``TwoLinkEnv`` / ``TwoLinkVectorEnv`` (without the episode length)."""

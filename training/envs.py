@@ -10,8 +10,24 @@ from stable_baselines3.common.vec_env import VecEnv, VecMonitor, VecNormalize
 
 import twolink_gym  # noqa: F401  (registers TwoLink-v0)
 from training.config import EnvConfig
+from training.goal_env import GOAL_FREE_TERMS, GoalObservationVecEnv, GoalSplit
+from twolink_gym.env import TwoLinkEnv
+from twolink_gym.tasks import Task
 
-__all__ = ["load_vec_normalize", "make_training_env", "make_vec"]
+__all__ = ["goal_split", "load_vec_normalize", "make_training_env", "make_vec"]
+
+
+def goal_split(cfg: EnvConfig) -> tuple[GoalSplit, Task]:
+    """The goal-conditioned layout of ``cfg``'s observations, and its task.
+
+    Raises
+    ------
+    ValueError
+        If the task has no goal (``env.goal_observation`` applies to reach only).
+    """
+    env = TwoLinkEnv(**cfg.make_kwargs())
+    space = env.observation_space
+    return GoalSplit(env.sim.observation_names, space.low, space.high), env.sim.task
 
 
 def make_vec(cfg: EnvConfig, n_envs: int, seed: int | None) -> VecEnv:
@@ -19,19 +35,31 @@ def make_vec(cfg: EnvConfig, n_envs: int, seed: int | None) -> VecEnv:
 
     ``cfg.vectorization`` picks the native batched env (one dynamics call per
     step for all copies) or SB3's ``DummyVecEnv`` over ``gym.make(cfg.id)``.
-    Copy ``i`` is seeded ``seed + i`` in both cases.
+    Copy ``i`` is seeded ``seed + i`` in both cases. With ``cfg.goal_observation``
+    the env is wrapped in :class:`~training.goal_env.GoalObservationVecEnv`.
     """
     kwargs = cfg.make_kwargs()
+    venv: VecEnv
     if cfg.vectorization == "native":
-        from twolink_gym.sb3_vec_env import make_sb3_vec_env
+        from twolink_gym.sb3_vec_env import DEFAULT_INFO_KEYS, make_sb3_vec_env
 
-        venv: VecEnv = make_sb3_vec_env(
-            n_envs, seed=seed, max_episode_steps=cfg.max_episode_steps, **kwargs
+        info_keys = DEFAULT_INFO_KEYS + (GOAL_FREE_TERMS if cfg.goal_observation else ())
+        venv = make_sb3_vec_env(
+            n_envs,
+            seed=seed,
+            max_episode_steps=cfg.max_episode_steps,
+            info_keys=info_keys,
+            **kwargs,
         )
-        return VecMonitor(venv, info_keywords=("is_success",))
-    if cfg.max_episode_steps is not None:
-        kwargs["max_episode_steps"] = cfg.max_episode_steps
-    return make_vec_env(lambda: gym.make(cfg.id, **kwargs), n_envs=n_envs, seed=seed)
+        venv = VecMonitor(venv, info_keywords=("is_success",))
+    else:
+        if cfg.max_episode_steps is not None:
+            kwargs["max_episode_steps"] = cfg.max_episode_steps
+        venv = make_vec_env(lambda: gym.make(cfg.id, **kwargs), n_envs=n_envs, seed=seed)
+    if cfg.goal_observation:
+        split, task = goal_split(cfg)
+        venv = GoalObservationVecEnv(venv, task, split)
+    return venv
 
 
 def make_training_env(

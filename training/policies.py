@@ -1,15 +1,17 @@
 """From a policy string of the CLI to an object with SB3's ``predict`` (done once, here).
 
-A policy string is either the name of a classical controller
-(:data:`twolink_gym.controllers.CONTROLLERS`, e.g. ``"lqr"``) or a path to a
-trained agent: a run folder (holding ``model.zip``) or a model ``.zip`` (a final
-model or a checkpoint). An agent's VecNormalize statistics, if it was trained
+A policy string is the name of a classical controller
+(:data:`twolink_gym.controllers.CONTROLLERS`, e.g. ``"lqr"``), a shipped agent
+``pretrained:<name>`` (:mod:`twolink_gym.pretrained`, e.g.
+``"pretrained:reach_sac"``), or a path to a trained agent: a run folder (holding
+``model.zip``) or a model ``.zip`` (a final model or a checkpoint). An agent's VecNormalize statistics, if it was trained
 with them, are loaded from beside the model and applied frozen.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +23,22 @@ from stable_baselines3.common.vec_env import VecNormalize
 
 from training.algorithms import ALGORITHMS
 from training.config import EnvConfig, config_from_dict
-from training.envs import load_vec_normalize
+from training.envs import goal_split, load_vec_normalize
 from training.train import CONFIG_FILE, MODEL_FILE, VECNORM_FILE, _checkpoint_stats
+from twolink_gym import pretrained
 from twolink_gym.controllers import CONTROLLERS, controllers_for
 
-__all__ = ["LoadedPolicy", "SB3Agent", "applicable_controllers", "load_policy"]
+__all__ = [
+    "PRETRAINED_PREFIX",
+    "LoadedPolicy",
+    "SB3Agent",
+    "applicable_controllers",
+    "load_policy",
+    "load_pretrained",
+]
+
+#: The policy-string prefix of the agents shipped in :mod:`twolink_gym.pretrained`.
+PRETRAINED_PREFIX = "pretrained:"
 
 
 class SB3Agent:
@@ -36,11 +49,20 @@ class SB3Agent:
     model : BaseAlgorithm
     vec_normalize : VecNormalize, optional
         Statistics to normalise observations with (never updated here).
+    observation_view : callable, optional
+        Maps the env's flat observations ``(n, d)`` to what the model was trained
+        on (a :class:`~training.goal_env.GoalSplit` for a goal-conditioned agent).
     """
 
-    def __init__(self, model: BaseAlgorithm, vec_normalize: VecNormalize | None = None) -> None:
+    def __init__(
+        self,
+        model: BaseAlgorithm,
+        vec_normalize: VecNormalize | None = None,
+        observation_view: Callable[[NDArray[np.float32]], Any] | None = None,
+    ) -> None:
         self.model = model
         self.vec_normalize = vec_normalize
+        self.observation_view = observation_view
 
     def predict(
         self,
@@ -50,7 +72,9 @@ class SB3Agent:
         deterministic: bool = True,
     ) -> tuple[NDArray[np.float32], Any]:
         """The model's action for a raw observation (or batch), like SB3's ``predict``."""
-        obs = np.asarray(observation, dtype=np.float32)
+        obs: Any = np.asarray(observation, dtype=np.float32)
+        if self.observation_view is not None:
+            obs = self.observation_view(obs)
         if self.vec_normalize is not None:
             obs = self.vec_normalize.normalize_obs(obs)
         action, state = self.model.predict(
@@ -126,11 +150,43 @@ def _load_agent(path: Path, env_cfg: EnvConfig) -> LoadedPolicy:
             errors.append(f"{name}: {exc}")
     else:
         raise ValueError(f"policy {str(path)!r}: could not load the model ({'; '.join(errors)})")
-    vec = load_vec_normalize(stats, env_cfg) if stats is not None and stats.exists() else None
+    # the agent's own view of the env (goal-conditioned or flat), as it was trained
+    goal_view = run_cfg is not None and run_cfg.env.goal_observation
+    agent_env = dataclasses.replace(env_cfg, goal_observation=goal_view)
+    vec = load_vec_normalize(stats, agent_env) if stats is not None and stats.exists() else None
     if run_cfg is not None and (run_cfg.env.normalize_obs and vec is None):
         raise ValueError(f"policy {str(path)!r}: trained with VecNormalize but {stats} is missing")
+    view = goal_split(agent_env)[0] if goal_view else None
     label = f"{name} ({run_dir.name})"
-    return LoadedPolicy(label, "agent", SB3Agent(model, vec), run_dir)
+    return LoadedPolicy(label, "agent", SB3Agent(model, vec, view), run_dir)
+
+
+def load_pretrained(name: str) -> tuple[SB3Agent, EnvConfig]:
+    """A shipped agent, ready to act, and the environment config it was trained on.
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`twolink_gym.pretrained.available` (e.g. ``"balance_ppo"``).
+
+    Returns
+    -------
+    agent : SB3Agent
+        ``agent.predict(obs, deterministic=True)`` on raw observations of
+        ``gym.make("TwoLink-v0", **env_cfg.make_kwargs())``.
+    env_cfg : EnvConfig
+
+    Examples
+    --------
+    >>> agent, env_cfg = load_pretrained("balance_ppo")  # doctest: +SKIP
+    >>> env = gym.make("TwoLink-v0", **env_cfg.make_kwargs())  # doctest: +SKIP
+    """
+    folder = pretrained.pretrained_dir(name)
+    run_cfg = _run_config(folder)
+    if run_cfg is None:
+        raise ValueError(f"pretrained agent {name!r}: {folder / CONFIG_FILE} is missing")
+    loaded = _load_agent(folder, run_cfg.env)
+    return loaded.predictor, run_cfg.env
 
 
 def load_policy(spec: str, env_cfg: EnvConfig, env: Any) -> LoadedPolicy:
@@ -139,8 +195,8 @@ def load_policy(spec: str, env_cfg: EnvConfig, env: Any) -> LoadedPolicy:
     Parameters
     ----------
     spec : str
-        A controller name (see :data:`~twolink_gym.controllers.CONTROLLERS`), a
-        run folder, or a model ``.zip``.
+        A controller name (see :data:`~twolink_gym.controllers.CONTROLLERS`),
+        ``pretrained:<name>``, a run folder, or a model ``.zip``.
     env_cfg : EnvConfig
         The environment the policy will run on.
     env : object
@@ -160,10 +216,15 @@ def load_policy(spec: str, env_cfg: EnvConfig, env: Any) -> LoadedPolicy:
                 f"controllers for it are {applicable_controllers(env_cfg.task)}"
             )
         return LoadedPolicy(spec, "controller", cls.from_env(env))
+    if spec.startswith(PRETRAINED_PREFIX):
+        name = spec[len(PRETRAINED_PREFIX) :]
+        loaded = _load_agent(pretrained.pretrained_dir(name), env_cfg)
+        return dataclasses.replace(loaded, label=f"{loaded.label.split(' ')[0]} ({spec})")
     path = Path(spec)
     if path.exists():
         return _load_agent(path, env_cfg)
     raise ValueError(
-        f"policy {spec!r} is neither a controller ({sorted(CONTROLLERS)}) "
-        "nor an existing run folder or model .zip"
+        f"policy {spec!r} is neither a controller ({sorted(CONTROLLERS)}), a pretrained agent "
+        f"(pretrained:NAME with NAME in {pretrained.available()}) nor an existing run folder "
+        "or model .zip"
     )

@@ -36,12 +36,23 @@ class BalanceTask(Task):
     The reward is bounded in ``[0, 1]`` (multiplicative, like dm_control's
     cartpole)::
 
-        upright = (1 + cos tilt1)/2 · (1 + cos tilt2)/2
+        upright = exp(-(tilt1² + tilt2²) / (2 upright_sigma²))
         ctrl    = 1 - ctrl_weight · |a|² / 2
-        still   = 1 - speed_weight · (1 - exp(-|dq|² / 10))
+        still   = 1 - speed_weight · (1 - exp(-|dq|² / (2 still_sigma²)))
         reward  = upright · ctrl · still
 
     where ``tilt1``, ``tilt2`` are the absolute link angles from the vertical.
+    The upright factor is a Gaussian in each tilt: its maximum is the upright
+    pose itself and it is sharp across the success band (0.71 per link at a
+    tilt of 0.1 rad with the default ``upright_sigma`` of 0.12 rad), so a pose
+    held off vertical costs a visible share of the reward. (Version 0 used
+    ``(1 + cos tilt)/2`` per link, which is 0.9975 at 0.1 rad: agents learned to
+    hold a pose just outside the success band.) The stillness factor is sharp
+    on the scale of ``success_speed`` likewise (``still_sigma`` 0.5 rad/s: 0.80
+    at 0.5 rad/s), so that a policy that chatters around the upright (a
+    period-2 bang-bang cycle at 1–2 rad/s, which a sharp upright factor alone
+    invited) loses half of its reward; version 0 divided by 10 rad²/s² (0.99 at
+    0.5 rad/s).
     The episode terminates when either link tilts more than ``fall_angle`` from
     the vertical. Success: both tilts below ``success_angle`` and both joint
     speeds below ``success_speed`` (at the end of a full episode).
@@ -54,6 +65,10 @@ class BalanceTask(Task):
         Tilt below which the arm counts as upright [rad].
     success_speed : float
         Joint speed below which the arm counts as still [rad/s].
+    upright_sigma : float
+        Width of the Gaussian upright factor in each tilt [rad].
+    still_sigma : float
+        Width of the stillness factor in the joint speeds [rad/s].
     ctrl_weight, speed_weight : float
         Strength of the control and speed factors, in ``[0, 1]``.
     init_angle_noise, init_speed_noise : float
@@ -68,6 +83,8 @@ class BalanceTask(Task):
     fall_angle: float = math.pi / 3
     success_angle: float = 0.1
     success_speed: float = 0.5
+    upright_sigma: float = 0.12
+    still_sigma: float = 0.5
     ctrl_weight: float = 0.2
     speed_weight: float = 0.5
     init_angle_noise: float = 0.1
@@ -75,7 +92,13 @@ class BalanceTask(Task):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("fall_angle", "success_angle", "success_speed"):
+        for name in (
+            "fall_angle",
+            "success_angle",
+            "success_speed",
+            "upright_sigma",
+            "still_sigma",
+        ):
             if not getattr(self, name) > 0:
                 raise ValueError(
                     f"balance task option {name} must be > 0, got {getattr(self, name)!r}"
@@ -119,10 +142,10 @@ class BalanceTask(Task):
     ) -> tuple[Array, dict[str, Array]]:
         """Bounded multiplicative reward, with its factors."""
         tilt1, tilt2 = link_tilts(state)
-        upright = 0.25 * (1.0 + np.cos(tilt1)) * (1.0 + np.cos(tilt2))
+        upright = np.exp(-(tilt1**2 + tilt2**2) / (2.0 * self.upright_sigma**2))
         ctrl = 1.0 - 0.5 * self.ctrl_weight * np.sum(action**2, axis=1)
         speed2 = np.sum(state[:, 2:] ** 2, axis=1)
-        still = 1.0 - self.speed_weight * (1.0 - np.exp(-speed2 / 10.0))
+        still = 1.0 - self.speed_weight * (1.0 - np.exp(-speed2 / (2.0 * self.still_sigma**2)))
         return upright * ctrl * still, {
             "reward_upright": upright,
             "reward_ctrl": ctrl,
@@ -154,10 +177,10 @@ class BalanceTask(Task):
         tilt1 = (frame.q1 - math.pi / 2 + math.pi) % (2.0 * math.pi) - math.pi
         tilt2 = (frame.q1 + frame.q2 - math.pi / 2 + math.pi) % (2.0 * math.pi) - math.pi
         dist = ops.maximum(abs(tilt1), abs(tilt2))
-        upright = 0.25 * (1.0 + ops.cos(tilt1)) * (1.0 + ops.cos(tilt2))
+        upright = ops.exp(-(tilt1 * tilt1 + tilt2 * tilt2) / (2.0 * self.upright_sigma**2))
         ctrl = 1.0 - 0.5 * self.ctrl_weight * (a1 * a1 + a2 * a2)
         speed2 = frame.dq1 * frame.dq1 + frame.dq2 * frame.dq2
-        still = 1.0 - self.speed_weight * (1.0 - ops.exp(-speed2 / 10.0))
+        still = 1.0 - self.speed_weight * (1.0 - ops.exp(-speed2 / (2.0 * self.still_sigma**2)))
         success = (
             (dist <= self.success_angle)
             & (abs(frame.dq1) <= self.success_speed)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -154,19 +154,46 @@ class ReachTask(Task):
     ) -> tuple[Array, dict[str, Array]]:
         """Dense or sparse reward, with its terms."""
         dist = self.distance(params, state, goal)
+        terms = self.goal_free_terms(np.sum(action**2, axis=1), self._tip_speed(params, state))
+        reward = self.reward_at_distance(dist, terms)
+        return reward, {"reward_dist": self._dist_term(dist), **terms}
+
+    def goal_free_terms(self, action_sq: Any, tip_speed: Any) -> dict[str, Any]:
+        """The reward terms that do not depend on the target (empty for the sparse reward).
+
+        Parameters
+        ----------
+        action_sq : float or ndarray, shape (n,)
+            ``|a|²`` of the applied normalised action.
+        tip_speed : float or ndarray, shape (n,)
+            Tip speed [m/s].
+
+        Returns
+        -------
+        dict
+            ``reward_ctrl`` and, with ``speed_weight > 0``, ``reward_speed``.
+        """
         if self.sparse:
-            reward = (dist <= self.tolerance).astype(np.float64)
-            return reward, {"reward_dist": reward}
-        terms = {
-            "reward_dist": -dist,
-            "reward_ctrl": -self.ctrl_weight * np.sum(action**2, axis=1),
-        }
+            return {}
+        terms = {"reward_ctrl": -self.ctrl_weight * action_sq}
         if self.speed_weight:
-            terms["reward_speed"] = -self.speed_weight * self._tip_speed(params, state) ** 2
-        reward = terms["reward_dist"] + terms["reward_ctrl"]
-        if "reward_speed" in terms:
-            reward = reward + terms["reward_speed"]
-        return reward, terms
+            terms["reward_speed"] = -self.speed_weight * tip_speed * tip_speed
+        return terms
+
+    def _dist_term(self, dist: Any) -> Any:
+        return 1.0 * (dist <= self.tolerance) if self.sparse else -dist
+
+    def reward_at_distance(self, dist: Any, terms: Mapping[str, Any]) -> Any:
+        """The reward for a tip ``dist`` [m] from the target, given :meth:`goal_free_terms`.
+
+        The one definition of the reach reward: the env's step and goal
+        relabelling (``compute_reward`` of a goal-conditioned view, for HER) both
+        call it. Works on floats and on arrays of shape ``(n,)``.
+        """
+        reward = self._dist_term(dist)
+        for value in terms.values():
+            reward = reward + value
+        return reward
 
     def is_success(self, params: ArmParams, state: Array, goal: Array) -> NDArray[np.bool_]:
         """Within ``tolerance`` of the target and slower than ``success_speed``."""
@@ -196,13 +223,7 @@ class ReachTask(Task):
         vy = (c1 + c12) * frame.dq1 + c12 * frame.dq2
         speed = ops.sqrt(vx * vx + vy * vy)
         success = (dist <= self.tolerance) & (speed <= self.success_speed)
-        if self.sparse:
-            reward = 1.0 * (dist <= self.tolerance)
-            return Outcome(reward, {"reward_dist": reward}, False, success, dist, extras)
-        reward_ctrl = -self.ctrl_weight * (a1 * a1 + a2 * a2)
-        terms = {"reward_dist": -dist, "reward_ctrl": reward_ctrl}
-        reward = -dist + reward_ctrl
-        if self.speed_weight:
-            terms["reward_speed"] = reward_speed = -self.speed_weight * speed**2
-            reward = reward + reward_speed
+        terms = self.goal_free_terms(a1 * a1 + a2 * a2, speed)
+        reward = self.reward_at_distance(dist, terms)
+        terms = {"reward_dist": self._dist_term(dist), **terms}
         return Outcome(reward, terms, False, success, dist, extras)

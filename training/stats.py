@@ -1,0 +1,130 @@
+"""Statistics over training seeds: every seed, the mean, the worst seed, an interval.
+
+A learning result is a distribution over training runs, not one run. For one
+agent config trained with several seeds and evaluated on the same episode set,
+:func:`seed_statistics` reports each seed's score, their mean, the worst and best
+seed, the interquartile mean, and a percentile bootstrap confidence interval of
+the mean over seeds (``scipy.stats.bootstrap``, resampling seeds, as rliable's
+interval estimates do over runs).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+__all__ = ["SeedStatistics", "seed_statistics"]
+
+
+@dataclasses.dataclass(frozen=True)
+class SeedStatistics:
+    """A score over training seeds.
+
+    Attributes
+    ----------
+    seeds : tuple of int
+        The training seeds, in the order of ``values``.
+    values : tuple of float
+        The score of each seed (e.g. its success rate on the evaluation set).
+    mean, worst, best, iqm : float
+        Mean, minimum, maximum and interquartile mean (``scipy.stats.trim_mean``
+        with 25% cut at each end) of ``values``.
+    ci_low, ci_high : float
+        The percentile bootstrap confidence interval of the mean over seeds.
+    confidence : float
+        Its confidence level.
+    """
+
+    seeds: tuple[int, ...]
+    values: tuple[float, ...]
+    mean: float
+    worst: float
+    best: float
+    iqm: float
+    ci_low: float
+    ci_high: float
+    confidence: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form."""
+        data = dataclasses.asdict(self)
+        data["seeds"] = list(self.seeds)
+        data["values"] = list(self.values)
+        return data
+
+
+def seed_statistics(
+    seeds: Sequence[int],
+    values: Sequence[float],
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    random_state: int = 0,
+) -> SeedStatistics:
+    """Summarise one score over training seeds.
+
+    Parameters
+    ----------
+    seeds : sequence of int, length n
+        The training seeds.
+    values : sequence of float, length n
+        The score of each seed.
+    confidence : float
+        Confidence level of the bootstrap interval, in ``(0, 1)``.
+    n_resamples : int
+        Bootstrap resamples.
+    random_state : int
+        Seed of the bootstrap (so a report is reproducible).
+
+    Returns
+    -------
+    SeedStatistics
+
+    Raises
+    ------
+    ValueError
+        If ``seeds`` and ``values`` differ in length, are empty, or a value is
+        not finite, or ``confidence`` is outside ``(0, 1)``.
+
+    Notes
+    -----
+    With one seed the interval is that seed's value (there is nothing to
+    resample); with identical values it is that value. The percentile method
+    is used because it stays defined for such degenerate samples (BCa does not).
+    """
+    if len(seeds) != len(values):
+        raise ValueError(f"seeds ({len(seeds)}) and values ({len(values)}) differ in length")
+    if not len(values):
+        raise ValueError("seed_statistics needs at least one seed")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
+    x = np.asarray(values, dtype=np.float64)
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f"values must be finite, got {list(values)}")
+    if x.size > 1 and np.ptp(x) > 0:
+        result = stats.bootstrap(
+            (x,),
+            np.mean,
+            confidence_level=confidence,
+            n_resamples=n_resamples,
+            method="percentile",
+            random_state=np.random.default_rng(random_state),
+        )
+        low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
+    else:
+        low = high = float(x.mean())
+    return SeedStatistics(
+        seeds=tuple(int(s) for s in seeds),
+        values=tuple(float(v) for v in x),
+        mean=float(x.mean()),
+        worst=float(x.min()),
+        best=float(x.max()),
+        iqm=float(stats.trim_mean(x, 0.25)),
+        ci_low=low,
+        ci_high=high,
+        confidence=confidence,
+    )

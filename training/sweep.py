@@ -1,0 +1,281 @@
+"""``twolink sweep``: one config trained over several seeds, evaluated and summarised.
+
+Each seed is a separate run folder (``<run name>_s<seed>``, or the config's
+default ``<task>_<algo>_s<seed>``), trained in its own process (at most
+``workers`` at once, each with the config's ``train.torch_threads``). Every
+run's final model is then evaluated on the config's fixed episode set
+(``evaluate.seed``, ``evaluate.episodes``; the periodic evaluations during
+training use other episodes), and the sweep folder ``<group>_sweep/`` receives::
+
+    sweep.json            per-seed metrics and their statistics over seeds
+    table.md              the same as a markdown table
+    learning_curves.png   periodic-evaluation success rate and return, mean over
+                          seeds with the band between the worst and best seed
+    <run>/                each run's per-episode results (see ``evaluate``)
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import json
+import multiprocessing
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from training.config import RunConfig, config_from_dict
+from training.evaluate import Rollouts, evaluate_policies, format_value, summarize
+from training.stats import SeedStatistics, seed_statistics
+
+__all__ = [
+    "SweepResult",
+    "format_sweep_table",
+    "parse_seeds",
+    "plot_seed_curves",
+    "seed_config",
+    "sweep",
+    "sweep_dir",
+]
+
+SWEEP_FILE = "sweep.json"
+
+
+def parse_seeds(text: str) -> list[int]:
+    """Seeds from ``"0-4"``, ``"0,3,7"`` or a mix (``"0-2,10"``), in order, without repeats.
+
+    Raises
+    ------
+    ValueError
+        Naming ``--seeds`` and the accepted forms.
+    """
+    seeds: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        match = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        if match is None or (match[2] is not None and int(match[2]) < int(match[1])):
+            raise ValueError(
+                f"--seeds {text!r}: expected non-negative integers and ranges such as "
+                "'0-4', '0,3,7' or '0-2,10'"
+            )
+        low = int(match[1])
+        high = int(match[2]) if match[2] is not None else low
+        seeds.extend(s for s in range(low, high + 1) if s not in seeds)
+    return seeds
+
+
+def seed_config(cfg: RunConfig, seed: int) -> RunConfig:
+    """``cfg`` with ``train.seed = seed`` and its own run folder name."""
+    name = f"{cfg.train.run_name}_s{seed}" if cfg.train.run_name else None
+    return dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, seed=seed, run_name=name))
+
+
+def sweep_dir(cfg: RunConfig) -> Path:
+    """The sweep's summary folder: ``<output_dir>/<group>_sweep``."""
+    group = cfg.train.run_name or f"{cfg.env.task}_{cfg.algo.name}"
+    return Path(cfg.train.output_dir) / f"{group}_sweep"
+
+
+def _train_one(data: dict[str, Any], source: str, overwrite: bool) -> tuple[int, float]:
+    """Worker: train one seed's config (a fresh process; returns timesteps and wall time)."""
+    from training.train import train
+
+    result = train(config_from_dict(data, source), overwrite=overwrite)
+    return result.timesteps, result.wall_time_s
+
+
+@dataclasses.dataclass(frozen=True)
+class SweepResult:
+    """What :func:`sweep` produced."""
+
+    out_dir: Path
+    seeds: tuple[int, ...]
+    runs: tuple[Path, ...]
+    rollouts: tuple[Rollouts, ...]
+    success: SeedStatistics
+    final_distance: SeedStatistics
+    summary: dict[str, Any]
+
+
+def _train_summary(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / "train_summary.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def sweep(
+    cfg: RunConfig,
+    seeds: Sequence[int],
+    *,
+    workers: int = 1,
+    train: bool = True,
+    overwrite: bool = False,
+) -> SweepResult:
+    """Train ``cfg`` once per seed (in parallel processes), evaluate and summarise.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+    seeds : sequence of int
+        Training seeds (``train.seed`` of each run).
+    workers : int
+        Training processes at once (each uses ``train.torch_threads`` threads).
+    train : bool
+        ``False``: only evaluate and summarise runs that were trained before.
+    overwrite : bool
+        Replace existing run folders of these seeds (otherwise an existing
+        folder is an error, raised before anything is trained).
+
+    Returns
+    -------
+    SweepResult
+    """
+    if not seeds:
+        raise ValueError("sweep needs at least one seed")
+    if workers < 1:
+        raise ValueError(f"--workers must be an integer >= 1, got {workers}")
+    configs = [seed_config(cfg, s) for s in seeds]
+    runs = [c.run_dir for c in configs]
+    if train and not overwrite:
+        existing = [str(r) for r in runs if r.exists()]
+        if existing:
+            raise FileExistsError(
+                f"run folders {existing} exist; pass --overwrite to train them again, or "
+                "--no-train to evaluate them as they are"
+            )
+    if not train:
+        missing = [str(r) for r in runs if not (r / "model.zip").exists()]
+        if missing:
+            raise FileNotFoundError(f"--no-train: no trained model in {missing}")
+    if train:
+        context = multiprocessing.get_context("spawn")  # torch and forked threads do not mix
+        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
+            jobs = [
+                pool.submit(_train_one, c.to_dict(), f"{c.source} (seed {c.train.seed})", overwrite)
+                for c in configs
+            ]
+            for job in concurrent.futures.as_completed(jobs):
+                job.result()  # re-raise a worker's error here
+    out = sweep_dir(cfg)
+    _, rollouts = evaluate_policies([str(r) for r in runs], cfg, out, trajectories=False)
+    success = seed_statistics(seeds, [float(np.mean(r.success)) for r in rollouts])
+    distance = seed_statistics(seeds, [float(np.median(r.final_distance)) for r in rollouts])
+    per_seed = []
+    for seed, run, r in zip(seeds, runs, rollouts, strict=True):
+        info = _train_summary(run)
+        per_seed.append(
+            {
+                "seed": seed,
+                "run": str(run),
+                **summarize(r),
+                "timesteps": info.get("timesteps"),
+                "wall_time_s": info.get("wall_time_s"),
+                "machine": info.get("machine"),
+            }
+        )
+    summary = {
+        "label": _group_label(cfg),
+        "config": cfg.source,
+        "task": cfg.env.task,
+        "algo": cfg.algo.name,
+        "evaluation": {"episodes": cfg.evaluate.episodes, "seed": cfg.evaluate.seed},
+        "selection": "final model of each run (no selection on evaluation episodes)",
+        "success_rate": success.to_dict(),
+        "final_distance_median": distance.to_dict(),
+        "seeds": per_seed,
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    (out / SWEEP_FILE).write_text(json.dumps(summary, indent=2))
+    (out / "table.md").write_text(format_sweep_table([summary]))
+    plot_seed_curves({_group_label(cfg): runs}, out / "learning_curves.png")
+    return SweepResult(out, tuple(seeds), tuple(runs), tuple(rollouts), success, distance, summary)
+
+
+def _group_label(cfg: RunConfig) -> str:
+    """``"<algo> (<run name without the seed>)"``, e.g. ``"ppo (default)"``."""
+    return f"{cfg.algo.name} ({cfg.train.run_name or cfg.env.task + '_' + cfg.algo.name})"
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.0f}%"
+
+
+def format_sweep_table(summaries: Sequence[dict[str, Any]]) -> str:
+    """A markdown table, one row per sweep: every seed, mean, worst seed, interval.
+
+    Parameters
+    ----------
+    summaries : sequence of dict
+        The ``sweep.json`` contents of each sweep.
+    """
+    unit = {"reach": "m", "balance": "rad"}
+    lines = [
+        "| agent | task | seeds | success per seed | mean [95% CI] | worst seed | "
+        "final distance median (per seed) | training time per seed |",
+        "|---|---|---:|---|---|---:|---|---|",
+    ]
+    for s in summaries:
+        succ = s["success_rate"]
+        per = " / ".join(_pct(v) for v in succ["values"])
+        dists = " / ".join(format_value(d["final_distance_median"], ".2g") for d in s["seeds"])
+        times = [d["wall_time_s"] for d in s["seeds"] if d.get("wall_time_s") is not None]
+        time = f"{min(times) / 60:.1f}–{max(times) / 60:.1f} min" if times else "–"
+        lines.append(
+            f"| {s['label']} | {s['task']} | {len(succ['seeds'])} | "
+            f"{per} | {_pct(succ['mean'])} [{_pct(succ['ci_low'])}, {_pct(succ['ci_high'])}] | "
+            f"{_pct(succ['worst'])} | {dists} {unit.get(s['task'], '')} | {time} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _curves(run: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    path = run / "eval" / "evaluations.npz"
+    if not path.exists():
+        return None
+    data = np.load(path)
+    success = data["successes"].mean(axis=1) if "successes" in data else np.full(0, np.nan)
+    return data["timesteps"], success, data["results"].mean(axis=1)
+
+
+def plot_seed_curves(groups: dict[str, Sequence[Path]], path: Path) -> None:
+    """Periodic-evaluation curves per group of seeds: mean line, worst-to-best band.
+
+    Parameters
+    ----------
+    groups : dict of str to sequence of Path
+        A label (one agent config) and the run folders of its seeds.
+    path : Path
+        The PNG to write.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for label, runs in groups.items():
+        curves = [c for c in (_curves(r) for r in runs) if c is not None]
+        if not curves:
+            continue
+        n = min(len(c[0]) for c in curves)  # seeds stopped at the same steps
+        steps = curves[0][0][:n]
+        for ax, k in ((axes[0], 1), (axes[1], 2)):
+            values = np.stack([c[k][:n] for c in curves])
+            (line,) = ax.plot(steps, values.mean(axis=0), label=f"{label}, {len(curves)} seeds")
+            ax.fill_between(
+                steps, values.min(axis=0), values.max(axis=0), color=line.get_color(), alpha=0.2
+            )
+    axes[0].set_ylabel("success rate (periodic evaluation)")
+    axes[1].set_ylabel("return (periodic evaluation)")
+    for ax in axes:
+        ax.set_xlabel("environment steps")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylim(-0.02, 1.02)
+    axes[0].legend(fontsize=8, loc="lower right")
+    fig.suptitle("mean over seeds; band: worst to best seed")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
