@@ -8,6 +8,7 @@ CONFIG ?= configs/default.yaml
 # seeded and reproducible, so running it twice gives the same run. Set
 # RUN_ARGS= (empty) to make `twolink run` refuse to replace an existing run.
 RUN_ARGS ?= --overwrite
+LINT_DIRS := twolink_gym training tests benchmarks
 
 .PHONY: run test lint bench clean-venv
 
@@ -26,7 +27,7 @@ test: $(VENV)/.installed  ## the test suite (a run that collects no test fails)
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(VENV)/bin/mypy
+	$(VENV)/bin/ruff check $(LINT_DIRS) && $(VENV)/bin/ruff format --check $(LINT_DIRS) && $(VENV)/bin/mypy
 
 bench: $(VENV)/.installed
 	$(PY) benchmarks/bench_speed.py

@@ -13,7 +13,10 @@ from stable_baselines3.common.utils import LinearSchedule
 from training.algorithms import check_hyperparams, resolve_hyperparams
 from training.config import config_from_dict
 from training.envs import goal_split, make_training_env, make_vec
+from training.evaluate import draw_episodes, run_policy
+from training.export import export_agent
 from training.goal_env import GoalObservationVecEnv
+from training.policies import load_policy
 from training.stats import seed_statistics
 from training.sweep import format_sweep_table, parse_seeds, seed_config, sweep
 from twolink_gym.env import TwoLinkEnv
@@ -261,6 +264,21 @@ def test_sweep_trains_each_seed_and_reports_every_seed(tmp_path):
     # ... and --no-train re-evaluates them as they are
     again = sweep(cfg, [0, 2], train=False)
     assert again.success.values == result.success.values
+    # an exported agent (policy network only) acts exactly like its run's full model
+    exported = export_agent(result.runs[0], tmp_path / "agent")
+    assert {p.name for p in exported.iterdir()} == {
+        "policy.pt",
+        "config.yaml",
+        "vecnormalize.pkl",
+        "train_summary.json",
+    }
+    episodes = draw_episodes(cfg.env, 4, 99)
+    env = TwoLinkEnv(task="balance")
+    full = run_policy(load_policy(str(result.runs[0]), cfg.env, env), cfg.env, episodes)
+    small = run_policy(load_policy(str(exported), cfg.env, env), cfg.env, episodes)
+    np.testing.assert_array_equal(full.actions, small.actions)
+    with pytest.raises(FileExistsError, match="--overwrite"):
+        export_agent(result.runs[0], exported)
 
 
 def test_seed_config_names_each_run():

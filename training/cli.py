@@ -170,10 +170,13 @@ def cmd_record(args: argparse.Namespace) -> int:
             f"--episode must be an index into the evaluation set, 0..{n - 1} "
             f"(evaluate.episodes = {n} in {cfg.source}), got {args.episode}"
         )
+    from twolink_gym.registration import CONVENIENCE_IDS
+
     kwargs = cfg.env.make_kwargs()
     if cfg.env.max_episode_steps is not None:
         kwargs["max_episode_steps"] = cfg.env.max_episode_steps
-    env = gym.make("TwoLink-v0", render_mode="rgb_array", **kwargs)
+    # the per-task id takes any episode length (TwoLink-v0 can only shorten it)
+    env = gym.make(CONVENIENCE_IDS[kwargs.pop("task")], render_mode="rgb_array", **kwargs)
     try:
         policy = load_policy(args.policy, cfg.env, env)
         episodes = draw_episodes(cfg.env, args.episode + 1, cfg.evaluate.seed)
@@ -241,6 +244,23 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     )
     print(f"total wall time {total:.0f} s; runs {[str(r) for r in result.runs]}")
     print(f"summary: {result.out_dir}/ (sweep.json, table.md, learning_curves.png)")
+    return 0
+
+
+def cmd_summarize(args: argparse.Namespace) -> int:
+    from training.sweep import combine_sweeps
+
+    print(combine_sweeps(args.sweeps, args.out), end="")
+    print(f"table.md and learning_curves.png in {args.out}/")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from training.export import export_agent
+
+    out = export_agent(args.run, args.out, overwrite=args.overwrite)
+    size = sum(p.stat().st_size for p in out.iterdir())
+    print(f"{args.run} exported to {out}/ ({size / 1024:.0f} KiB): load it as policy {out}")
     return 0
 
 
@@ -333,6 +353,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_overwrite(p)
     p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser(
+        "summarize", help="one table and seed-band plot for several sweeps (e.g. PPO and SAC)"
+    )
+    p.add_argument("sweeps", nargs="+", help="sweep folders (<output_dir>/<name>_sweep)")
+    p.add_argument("--out", required=True, help="output folder")
+    p.set_defaults(func=cmd_summarize)
+
+    p = sub.add_parser(
+        "export",
+        help="reduce a trained run to what acting needs (policy.pt, statistics, config)",
+        description="Write the run's policy network (no critics' optimiser states), its "
+        "VecNormalize statistics, config and training summary to a folder that every "
+        "command accepts as a policy. The shipped pretrained agents were made this way.",
+    )
+    p.add_argument("run", help="a finished run folder")
+    p.add_argument("--out", required=True, help="the agent folder to create")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing folder")
+    p.set_defaults(func=cmd_export)
     return parser
 
 

@@ -12,6 +12,7 @@ import twolink_gym  # noqa: F401  (registers TwoLink-v0)
 from training.config import EnvConfig
 from training.goal_env import GOAL_FREE_TERMS, GoalObservationVecEnv, GoalSplit
 from twolink_gym.env import TwoLinkEnv
+from twolink_gym.registration import CONVENIENCE_IDS, ENV_ID
 from twolink_gym.tasks import Task
 
 __all__ = ["goal_split", "load_vec_normalize", "make_training_env", "make_vec"]
@@ -53,9 +54,15 @@ def make_vec(cfg: EnvConfig, n_envs: int, seed: int | None) -> VecEnv:
         )
         venv = VecMonitor(venv, info_keywords=("is_success",))
     else:
+        env_id = cfg.id
         if cfg.max_episode_steps is not None:
             kwargs["max_episode_steps"] = cfg.max_episode_steps
-        venv = make_vec_env(lambda: gym.make(cfg.id, **kwargs), n_envs=n_envs, seed=seed)
+            if env_id == ENV_ID:
+                # TwoLink-v0 can only shorten its task's episodes; the per-task id
+                # takes any length, like every Gymnasium id (see registration)
+                env_id = CONVENIENCE_IDS[cfg.task]
+                kwargs.pop("task")
+        venv = make_vec_env(lambda: gym.make(env_id, **kwargs), n_envs=n_envs, seed=seed)
     if cfg.goal_observation:
         split, task = goal_split(cfg)
         venv = GoalObservationVecEnv(venv, task, split)

@@ -24,6 +24,7 @@ from stable_baselines3.common.vec_env import VecNormalize
 from training.algorithms import ALGORITHMS
 from training.config import EnvConfig, config_from_dict
 from training.envs import goal_split, load_vec_normalize
+from training.export import POLICY_FILE
 from training.train import CONFIG_FILE, MODEL_FILE, VECNORM_FILE, _checkpoint_stats
 from twolink_gym import pretrained
 from twolink_gym.controllers import CONTROLLERS, controllers_for
@@ -36,6 +37,14 @@ __all__ = [
     "load_policy",
     "load_pretrained",
 ]
+
+#: ``load`` overrides for a model that will only act: no replay buffer to allocate
+#: (and HER's buffer, which needs the training env, is not rebuilt).
+ACT_ONLY: dict[str, Any] = {
+    "replay_buffer_class": None,
+    "replay_buffer_kwargs": {},
+    "buffer_size": 1,
+}
 
 #: The policy-string prefix of the agents shipped in :mod:`twolink_gym.pretrained`.
 PRETRAINED_PREFIX = "pretrained:"
@@ -117,7 +126,53 @@ def _run_config(run_dir: Path) -> Any:
     return config_from_dict(yaml.safe_load(path.read_text()), str(path))
 
 
+def _load_exported(folder: Path, env_cfg: EnvConfig) -> LoadedPolicy:
+    """An agent folder written by ``twolink export`` (``policy.pt``, no ``model.zip``)."""
+    run_cfg = _run_config(folder)
+    if run_cfg is None:
+        raise ValueError(f"policy {str(folder)!r}: {folder / CONFIG_FILE} is missing")
+    _check_same_env(folder, run_cfg.env, env_cfg)
+    algo = ALGORITHMS[run_cfg.algo.name]
+    policy_class = algo.policy_aliases.get(run_cfg.algo.policy)
+    if policy_class is None:
+        raise ValueError(
+            f"policy {str(folder)!r}: {run_cfg.algo.policy!r} is not one of "
+            f"{sorted(algo.policy_aliases)} of {run_cfg.algo.name}"
+        )
+    network = policy_class.load(str(folder / POLICY_FILE), device="cpu")
+    goal_view = run_cfg.env.goal_observation
+    agent_env = dataclasses.replace(env_cfg, goal_observation=goal_view)
+    stats = folder / VECNORM_FILE
+    vec = load_vec_normalize(stats, agent_env) if stats.exists() else None
+    if run_cfg.env.normalize_obs and vec is None:
+        raise ValueError(
+            f"policy {str(folder)!r}: trained with VecNormalize but {stats} is missing"
+        )
+    view = goal_split(agent_env)[0] if goal_view else None
+    agent = SB3Agent(network, vec, view)  # type: ignore[arg-type]
+    return LoadedPolicy(f"{run_cfg.algo.name} ({folder.name})", "agent", agent, folder)
+
+
+def _check_same_env(path: Path, trained: EnvConfig, env_cfg: EnvConfig) -> None:
+    """Raise ``ValueError`` if an agent trained on ``trained`` is run on another env."""
+    if trained.task != env_cfg.task:
+        raise ValueError(
+            f"policy {str(path)!r} was trained on task {trained.task!r}, "
+            f"but the evaluation task is {env_cfg.task!r}"
+        )
+    if (
+        trained.make_kwargs() != env_cfg.make_kwargs()
+        or trained.max_episode_steps != env_cfg.max_episode_steps
+    ):
+        raise ValueError(
+            f"policy {str(path)!r} was trained on another environment "
+            f"({trained.make_kwargs()}) than the evaluation one ({env_cfg.make_kwargs()})"
+        )
+
+
 def _load_agent(path: Path, env_cfg: EnvConfig) -> LoadedPolicy:
+    if path.is_dir() and (path / POLICY_FILE).is_file() and not (path / MODEL_FILE).exists():
+        return _load_exported(path, env_cfg)
     if path.is_dir():
         run_dir, model_path, stats = path, path / MODEL_FILE, path / VECNORM_FILE
     else:
@@ -127,24 +182,13 @@ def _load_agent(path: Path, env_cfg: EnvConfig) -> LoadedPolicy:
     if not model_path.exists():
         raise ValueError(f"policy {str(path)!r}: no model file {model_path}")
     run_cfg = _run_config(run_dir)
-    if run_cfg is not None and run_cfg.env.task != env_cfg.task:
-        raise ValueError(
-            f"policy {str(path)!r} was trained on task {run_cfg.env.task!r}, "
-            f"but the evaluation task is {env_cfg.task!r}"
-        )
-    if run_cfg is not None and (
-        run_cfg.env.make_kwargs() != env_cfg.make_kwargs()
-        or run_cfg.env.max_episode_steps != env_cfg.max_episode_steps
-    ):
-        raise ValueError(
-            f"policy {str(path)!r} was trained on another environment "
-            f"({run_cfg.env.make_kwargs()}) than the evaluation one ({env_cfg.make_kwargs()})"
-        )
+    if run_cfg is not None:
+        _check_same_env(path, run_cfg.env, env_cfg)
     names = [run_cfg.algo.name] if run_cfg is not None else sorted(ALGORITHMS)
     errors = []
     for name in names:
         try:
-            model = ALGORITHMS[name].load(str(model_path), device="cpu")
+            model = ALGORITHMS[name].load(str(model_path), device="cpu", **ACT_ONLY)
             break
         except Exception as exc:  # any failure: try the next algorithm class
             errors.append(f"{name}: {exc}")

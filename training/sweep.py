@@ -33,6 +33,7 @@ from training.stats import SeedStatistics, seed_statistics
 
 __all__ = [
     "SweepResult",
+    "combine_sweeps",
     "format_sweep_table",
     "parse_seeds",
     "plot_seed_curves",
@@ -279,3 +280,38 @@ def plot_seed_curves(groups: dict[str, Sequence[Path]], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=90)
     plt.close(fig)
+
+
+def combine_sweeps(sweep_dirs: Sequence[str | Path], out_dir: str | Path) -> str:
+    """One table and one seed-band plot for several sweeps (e.g. PPO and SAC on a task).
+
+    Parameters
+    ----------
+    sweep_dirs : sequence of path
+        Folders written by :func:`sweep` (each holds ``sweep.json``).
+    out_dir : path
+        Receives ``table.md`` and ``learning_curves.png``.
+
+    Returns
+    -------
+    str
+        The markdown table.
+
+    Raises
+    ------
+    FileNotFoundError
+        Naming a folder without ``sweep.json``.
+    """
+    summaries = []
+    for folder in map(Path, sweep_dirs):
+        path = folder / SWEEP_FILE
+        if not path.exists():
+            raise FileNotFoundError(f"{folder} holds no {SWEEP_FILE} (run `twolink sweep` first)")
+        summaries.append(json.loads(path.read_text()))
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    table = format_sweep_table(summaries)
+    (out / "table.md").write_text(table)
+    groups = {s["label"]: [Path(d["run"]) for d in s["seeds"]] for s in summaries}
+    plot_seed_curves(groups, out / "learning_curves.png")
+    return table

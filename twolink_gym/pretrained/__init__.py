@@ -1,10 +1,11 @@
 """Pretrained agents shipped with the package: one folder per agent.
 
-Each folder holds what a training run folder holds for its final model:
-``model.zip`` (the SB3 model), ``config.yaml`` (the resolved training config:
-environment, algorithm, seed), ``vecnormalize.pkl`` (frozen observation
-statistics, when the agent was trained with them) and ``train_summary.json``
-(steps, wall time, machine). Loading an agent needs stable-baselines3 (the
+Each folder is a training run's final model reduced to what acting needs
+(``twolink export``): ``policy.pt`` (the SB3 policy network, without critics'
+optimiser states), ``config.yaml`` (the resolved training config: environment,
+algorithm, seed), ``vecnormalize.pkl`` (frozen observation statistics, when the
+agent was trained with them) and ``train_summary.json`` (steps, wall time,
+machine). Loading an agent needs stable-baselines3 (the
 ``train`` extra): use ``pretrained:NAME`` wherever the ``twolink`` command takes a
 policy, or :func:`training.policies.load_pretrained` from Python. This module
 only locates the folders, so that it imports nothing beyond the standard library.
@@ -22,7 +23,7 @@ PRETRAINED_DIR = Path(__file__).resolve().parent
 
 def available() -> list[str]:
     """Names of the shipped agents (``"<task>_<algorithm>"``), sorted."""
-    return sorted(p.name for p in PRETRAINED_DIR.iterdir() if (p / "model.zip").is_file())
+    return sorted(p.name for p in PRETRAINED_DIR.iterdir() if (p / "policy.pt").is_file())
 
 
 def pretrained_dir(name: str) -> Path:
@@ -34,6 +35,6 @@ def pretrained_dir(name: str) -> Path:
         If no agent of that name is shipped, listing the ones that are.
     """
     path = PRETRAINED_DIR / name
-    if not isinstance(name, str) or "/" in name or not (path / "model.zip").is_file():
+    if not isinstance(name, str) or "/" in name or not (path / "policy.pt").is_file():
         raise ValueError(f"no pretrained agent {name!r}; shipped agents are {available()}")
     return path
