@@ -201,8 +201,9 @@ def c_reference(n: int, steps: int, repeats: int) -> dict[str, Any] | None:
 def sb3_fps(total_timesteps: int, repeats: int, n_envs: int = 16) -> dict[str, float]:
     """PPO training fps (SB3's ``fps``: timesteps / wall time, training included).
 
-    On the native adapter and on ``DummyVecEnv`` of single envs from ``gym.make``,
-    with the PPO settings of ``configs/default.yaml`` and one torch thread; after a
+    On the native adapter and on ``DummyVecEnv`` of single envs from ``gym.make``
+    (reach), with PPO at n_steps 256, batch 512, 10 epochs (``configs/reach_ppo.yaml``'s
+    rollout length; ``configs/default.yaml`` uses n_steps 512) and one torch thread; after a
     warm-up run of each (torch's first calls are slow), best of ``repeats``
     interleaved runs.
     """

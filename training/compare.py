@@ -134,16 +134,21 @@ def plot_distributions(
 def plot_trajectory(
     results: Sequence[Rollouts], task: str, tolerance: float, path: Path, episode: int = 0
 ) -> None:
-    """Distance to the goal and joint torques over time, one example episode per policy."""
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+    """Distance to the goal and each joint's torque over time, one example episode per policy.
+
+    Three panels (distance, base torque, elbow torque), one line per policy in
+    the same colour across panels, so that the torques of many policies stay
+    readable.
+    """
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
     for i, r in enumerate(results):
         d = r.distance[episode]
         t = np.arange(d.size) * r.dt
         axes[0].plot(t, d, color=f"C{i}", label=r.label)
         a = r.actions[episode]
         ta = np.arange(1, a.shape[0] + 1) * r.dt
-        axes[1].plot(ta, a[:, 0], color=f"C{i}", lw=1)
-        axes[1].plot(ta, a[:, 1], color=f"C{i}", lw=1, ls=":")
+        for joint in (0, 1):
+            axes[1 + joint].plot(ta, a[:, joint], color=f"C{i}", lw=1, alpha=0.85)
     axes[0].axhline(tolerance, color="k", ls="--", lw=0.8, label="tolerance")
     axes[0].set_yscale("log")
     axes[0].set(
@@ -151,17 +156,18 @@ def plot_trajectory(
         ylabel=f"distance [{_DIST_UNIT.get(task, '')}]",
         title=f"episode {episode}: distance to goal",
     )
-    axes[1].set(
-        xlabel="time [s]",
-        ylabel="normalised torque (solid: base, dotted: elbow)",
-        title=f"episode {episode}: actions",
-        ylim=(-1.05, 1.05),
-    )
+    for joint, name in ((0, "base (joint 1)"), (1, "elbow (joint 2)")):
+        axes[1 + joint].set(
+            xlabel="time [s]",
+            ylabel="normalised torque a = τ / max_torque",
+            title=f"episode {episode}: {name} torque",
+            ylim=(-1.05, 1.05),
+        )
     for ax in axes:
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
 
 

@@ -17,6 +17,7 @@ from twolink_gym.simulation import (
     DEFAULT_MAX_TORQUE,
     DecodedObservation,
     Simulation,
+    SimulationProperties,
     decode_observation,
 )
 from twolink_gym.tasks import Task
@@ -26,7 +27,7 @@ __all__ = ["TwoLinkEnv"]
 ObsType = NDArray[np.float32]
 
 
-class TwoLinkEnv(gym.Env[ObsType, NDArray[np.float32]]):
+class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
     """A planar two-link arm driven by torques at both joints.
 
     Parameters
@@ -108,36 +109,6 @@ class TwoLinkEnv(gym.Env[ObsType, NDArray[np.float32]]):
         self._state, self._goal = self.sim.initial_conditions([self.np_random], None, 1)
 
     # -- properties ------------------------------------------------------
-    @property
-    def params(self) -> ArmParams:
-        """The arm's physical parameters."""
-        return self.sim.params
-
-    @property
-    def task(self) -> Task:
-        """The task object."""
-        return self.sim.task
-
-    @property
-    def dt(self) -> float:
-        """Control period [s]."""
-        return self.sim.dt
-
-    @property
-    def substeps(self) -> int:
-        """RK4 sub-steps per control period."""
-        return self.sim.substeps
-
-    @property
-    def max_torque(self) -> NDArray[np.float64]:
-        """Joint torques at action ±1 [N·m] (a copy), shape ``(2,)``."""
-        return self.sim.max_torque.copy()
-
-    @property
-    def max_speed(self) -> float:
-        """Joint speed limit [rad/s]."""
-        return self.sim.max_speed
-
     @property
     def state(self) -> NDArray[np.float64]:
         """The true state ``[q1, q2, dq1, dq2]`` (a copy), shape ``(4,)``."""

@@ -45,6 +45,7 @@ __all__ = [
     "STATE_OBS_NAMES",
     "DecodedObservation",
     "Simulation",
+    "SimulationProperties",
     "StepOutcome",
     "decode_observation",
     "encode_state",
@@ -551,3 +552,44 @@ class Simulation:
         if not np.all(np.isfinite(arr)):
             raise ValueError(f"options[{key!r}] must be finite, got {arr.tolist()}")
         return arr.copy()
+
+
+class SimulationProperties:
+    """Read-only configuration properties of an env built on a :class:`Simulation`.
+
+    Mixed into :class:`~twolink_gym.env.TwoLinkEnv` and
+    :class:`~twolink_gym.vector_env.TwoLinkVectorEnv`, which both hold their
+    simulation as ``self.sim`` (shared by all copies of a vector env).
+    """
+
+    sim: Simulation
+
+    @property
+    def params(self) -> ArmParams:
+        """The arm's physical parameters."""
+        return self.sim.params
+
+    @property
+    def task(self) -> Task:
+        """The task object."""
+        return self.sim.task
+
+    @property
+    def dt(self) -> float:
+        """Control period [s]."""
+        return self.sim.dt
+
+    @property
+    def substeps(self) -> int:
+        """RK4 sub-steps per control period."""
+        return self.sim.substeps
+
+    @property
+    def max_torque(self) -> NDArray[np.float64]:
+        """Joint torques at action ±1 [N·m] (a copy), shape ``(2,)``."""
+        return self.sim.max_torque.copy()
+
+    @property
+    def max_speed(self) -> float:
+        """Joint speed limit [rad/s]."""
+        return self.sim.max_speed

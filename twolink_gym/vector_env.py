@@ -19,6 +19,7 @@ from twolink_gym.simulation import (
     DEFAULT_MAX_TORQUE,
     DecodedObservation,
     Simulation,
+    SimulationProperties,
     StepOutcome,
     decode_observation,
 )
@@ -27,7 +28,7 @@ from twolink_gym.tasks import Task
 __all__ = ["TwoLinkVectorEnv"]
 
 
-class TwoLinkVectorEnv(VectorEnv):
+class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
     """``num_envs`` copies of :class:`~twolink_gym.env.TwoLinkEnv` in one batched env.
 
     The copies share the task and dynamics code of the single env (one code
@@ -135,36 +136,6 @@ class TwoLinkVectorEnv(VectorEnv):
         self._renderers: list[Any] | None = None
 
     # -- accessors -------------------------------------------------------
-    @property
-    def params(self) -> ArmParams:
-        """The arm's physical parameters (shared by all copies)."""
-        return self.sim.params
-
-    @property
-    def task(self) -> Task:
-        """The task object (shared by all copies)."""
-        return self.sim.task
-
-    @property
-    def dt(self) -> float:
-        """Control period [s]."""
-        return self.sim.dt
-
-    @property
-    def substeps(self) -> int:
-        """RK4 sub-steps per control period."""
-        return self.sim.substeps
-
-    @property
-    def max_torque(self) -> NDArray[np.float64]:
-        """Joint torques at action ±1 [N·m] (a copy), shape ``(2,)``."""
-        return self.sim.max_torque.copy()
-
-    @property
-    def max_speed(self) -> float:
-        """Joint speed limit [rad/s]."""
-        return self.sim.max_speed
-
     @property
     def state(self) -> NDArray[np.float64]:
         """True states of all copies (a copy), shape ``(num_envs, 4)``."""
