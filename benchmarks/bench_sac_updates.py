@@ -26,9 +26,8 @@ import time
 import torch
 from sb3_contrib import TQC
 from stable_baselines3 import SAC, HerReplayBuffer
-
-from training.config import config_from_dict
-from training.envs import make_training_env
+from twolink_gym.training.config import config_from_dict
+from twolink_gym.training.envs import make_training_env
 
 
 def _model(algo: str, her: bool, net: int, gradient_steps: int):

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from training.config import (
+from twolink_gym.training.config import (
     AlgoConfig,
     ConfigError,
     EnvConfig,

@@ -9,16 +9,16 @@ import yaml
 from scipy import stats as scipy_stats
 from stable_baselines3 import SAC, HerReplayBuffer
 from stable_baselines3.common.utils import LinearSchedule
+from twolink_gym.training.algorithms import check_hyperparams, resolve_hyperparams
+from twolink_gym.training.config import config_from_dict
+from twolink_gym.training.envs import goal_split, make_training_env, make_vec
+from twolink_gym.training.evaluate import draw_episodes, run_policy
+from twolink_gym.training.export import export_agent
+from twolink_gym.training.goal_env import GoalObservationVecEnv
+from twolink_gym.training.policies import load_policy
+from twolink_gym.training.stats import seed_statistics
+from twolink_gym.training.sweep import format_sweep_table, parse_seeds, seed_config, sweep
 
-from training.algorithms import check_hyperparams, resolve_hyperparams
-from training.config import config_from_dict
-from training.envs import goal_split, make_training_env, make_vec
-from training.evaluate import draw_episodes, run_policy
-from training.export import export_agent
-from training.goal_env import GoalObservationVecEnv
-from training.policies import load_policy
-from training.stats import seed_statistics
-from training.sweep import format_sweep_table, parse_seeds, seed_config, sweep
 from twolink_gym.env import TwoLinkEnv
 
 # -- statistics over seeds -------------------------------------------------------
@@ -271,6 +271,7 @@ def test_sweep_trains_each_seed_and_reports_every_seed(tmp_path):
         "config.yaml",
         "vecnormalize.pkl",
         "train_summary.json",
+        "eval",
     }
     episodes = draw_episodes(cfg.env, 4, 99)
     env = TwoLinkEnv(task="balance")

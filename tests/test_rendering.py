@@ -19,9 +19,9 @@ import pytest
 from gymnasium.error import DependencyNotInstalled, ResetNeeded
 from gymnasium.utils.env_checker import check_env
 from gymnasium.wrappers import RecordVideo
+from twolink_gym.training.record import RandomPolicy, ZeroPolicy, main, record_episode
 
 import twolink_gym  # noqa: F401  (registers the envs)
-from training.record import RandomPolicy, ZeroPolicy, main, record_episode
 from twolink_gym import ArmParams, TwoLinkVectorEnv, make_task
 from twolink_gym.rendering import ArmRenderer, Colors
 

@@ -16,14 +16,14 @@ import pytest
 import torch
 from stable_baselines3 import PPO
 from stable_baselines3.common.callbacks import BaseCallback
+from twolink_gym.training.cli import main
+from twolink_gym.training.compare import compare
+from twolink_gym.training.config import RunConfig, config_from_dict
+from twolink_gym.training.evaluate import draw_episodes, evaluate_policies, settle_times
+from twolink_gym.training.policies import load_policy
+from twolink_gym.training.train import train
 
 import twolink_gym  # noqa: F401
-from training.cli import main
-from training.compare import compare
-from training.config import RunConfig, config_from_dict
-from training.evaluate import draw_episodes, evaluate_policies, settle_times
-from training.policies import load_policy
-from training.train import train
 
 TINY_PPO = {"n_steps": 32, "batch_size": 32, "n_epochs": 1, "policy_kwargs": {"net_arch": [8]}}
 TINY_SAC = {
@@ -77,7 +77,7 @@ def test_train_save_load_evaluate(tmp_path: Path, task: str, algo: str) -> None:
     assert list((run / "checkpoints").glob("model_*_steps.zip"))
     assert any((run / "tb").rglob("events.out.tfevents*"))
     # the run folder's config reproduces the run's config
-    from training.config import load_config
+    from twolink_gym.training.config import load_config
 
     assert load_config(run / "config.yaml").to_dict() == cfg.to_dict()
 
@@ -203,8 +203,8 @@ def test_a_falling_balance_episode_ends_unsuccessful(tmp_path: Path) -> None:
             "env": {"task": "balance", "task_options": {"init_angle_noise": 0.3}},
         }
     )
-    from training.evaluate import run_policy
-    from training.policies import LoadedPolicy
+    from twolink_gym.training.evaluate import run_policy
+    from twolink_gym.training.policies import LoadedPolicy
 
     class Limp:
         def predict(self, obs, state=None, episode_start=None, deterministic=True):  # type: ignore[no-untyped-def]
@@ -404,7 +404,7 @@ def test_sac_saves_and_restores_its_replay_buffer(
 
 
 def test_resume_folder_picks_the_newest_model(tmp_path: Path) -> None:
-    from training.train import find_resume_point
+    from twolink_gym.training.train import find_resume_point
 
     run = tmp_path / "run"
     (run / "checkpoints").mkdir(parents=True)
@@ -443,7 +443,7 @@ def test_resume_refuses_another_algorithm_and_a_finished_total(tmp_path: Path) -
 
 
 def test_an_existing_run_folder_is_kept_unless_overwrite(tmp_path: Path) -> None:
-    from training.train import RunExistsError
+    from twolink_gym.training.train import RunExistsError
 
     cfg = tiny_config(tmp_path, "reach", "ppo", eval_freq=0, run_name="mine")
     train(cfg)

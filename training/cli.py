@@ -21,10 +21,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from training.config import ConfigError, RunConfig, load_config
+from twolink_gym.training.config import ConfigError, RunConfig, load_config
 
 if TYPE_CHECKING:
-    from training.train import TrainResult
+    from twolink_gym.training.train import TrainResult
 
 __all__ = ["main"]
 
@@ -100,7 +100,7 @@ def _timesteps_note(result: TrainResult) -> str:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from training.train import train
+    from twolink_gym.training.train import train
 
     cfg = _config(args)
     result = train(cfg, resume=args.resume, overwrite=args.overwrite)
@@ -115,8 +115,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from training.compare import markdown_table
-    from training.evaluate import evaluate_policies, summarize
+    from twolink_gym.training.compare import markdown_table
+    from twolink_gym.training.evaluate import evaluate_policies, summarize
 
     cfg = _config(args)
     out = args.out or (cfg.run_dir / "evaluation")
@@ -137,7 +137,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from training.compare import compare
+    from twolink_gym.training.compare import compare
 
     cfg = _config(args)
     agents = args.agents or [str(cfg.run_dir)]
@@ -157,10 +157,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_record(args: argparse.Namespace) -> int:
     import gymnasium as gym
-
-    from training.evaluate import draw_episodes
-    from training.policies import load_policy
-    from training.record import check_video_path, record_episode
+    from twolink_gym.training.evaluate import draw_episodes
+    from twolink_gym.training.policies import load_policy
+    from twolink_gym.training.record import check_video_path, record_episode
 
     cfg = _config(args)
     check_video_path(args.out, "--out")
@@ -197,8 +196,8 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from training.compare import compare
-    from training.train import train
+    from twolink_gym.training.compare import compare
+    from twolink_gym.training.train import train
 
     cfg = _config(args)
     start = time.perf_counter()
@@ -222,7 +221,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from training.sweep import parse_seeds, sweep
+    from twolink_gym.training.sweep import parse_seeds, sweep
 
     cfg = _config(args)
     seeds = parse_seeds(args.seeds)
@@ -248,7 +247,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:
-    from training.sweep import combine_sweeps
+    from twolink_gym.training.sweep import combine_sweeps
 
     print(combine_sweeps(args.sweeps, args.out), end="")
     print(f"table.md and learning_curves.png in {args.out}/")
@@ -256,7 +255,7 @@ def cmd_summarize(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from training.export import export_agent
+    from twolink_gym.training.export import export_agent
 
     out = export_agent(args.run, args.out, overwrite=args.overwrite)
     size = sum(p.stat().st_size for p in out.iterdir())

@@ -22,9 +22,8 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
 import numpy as np
-
-from training.config import RunConfig
-from training.evaluate import (
+from twolink_gym.training.config import RunConfig
+from twolink_gym.training.evaluate import (
     EpisodeSet,
     Rollouts,
     evaluate_policies,

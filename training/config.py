@@ -74,7 +74,7 @@ class EnvConfig:
         Wrap the training env in SB3's ``VecNormalize``.
     goal_observation : bool
         Give the agent a goal-conditioned view of the task
-        (:class:`training.goal_env.GoalObservationVecEnv`: dict observations
+        (:class:`twolink_gym.training.goal_env.GoalObservationVecEnv`: dict observations
         ``observation`` / ``achieved_goal`` / ``desired_goal`` and a batched
         ``compute_reward``), as SB3's ``HerReplayBuffer`` needs. Tasks with a
         goal only (reach).
@@ -299,7 +299,8 @@ def _build(cls: type, data: Any, section: str, source: str) -> Any:
 def _validate(cfg: RunConfig) -> None:
     """Check values that have a type but also a range or a fixed set of choices."""
     # imported here: the config module itself does not need the simulation code
-    from training.algorithms import ALGORITHMS, check_hyperparams
+    from twolink_gym.training.algorithms import ALGORITHMS, check_hyperparams
+
     from twolink_gym.tasks import TASKS
 
     src = cfg.source

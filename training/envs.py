@@ -7,10 +7,10 @@ from pathlib import Path
 import gymnasium as gym
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor, VecNormalize
+from twolink_gym.training.config import EnvConfig
+from twolink_gym.training.goal_env import GOAL_FREE_TERMS, GoalObservationVecEnv, GoalSplit
 
 import twolink_gym  # noqa: F401  (registers TwoLink-v0)
-from training.config import EnvConfig
-from training.goal_env import GOAL_FREE_TERMS, GoalObservationVecEnv, GoalSplit
 from twolink_gym.env import TwoLinkEnv
 from twolink_gym.registration import CONVENIENCE_IDS, ENV_ID
 from twolink_gym.tasks import Task
@@ -37,7 +37,7 @@ def make_vec(cfg: EnvConfig, n_envs: int, seed: int | None) -> VecEnv:
     ``cfg.vectorization`` picks the native batched env (one dynamics call per
     step for all copies) or SB3's ``DummyVecEnv`` over ``gym.make(cfg.id)``.
     Copy ``i`` is seeded ``seed + i`` in both cases. With ``cfg.goal_observation``
-    the env is wrapped in :class:`~training.goal_env.GoalObservationVecEnv`.
+    the env is wrapped in :class:`~twolink_gym.training.goal_env.GoalObservationVecEnv`.
     """
     kwargs = cfg.make_kwargs()
     venv: VecEnv

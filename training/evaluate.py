@@ -39,9 +39,9 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from twolink_gym.training.config import EnvConfig, RunConfig
+from twolink_gym.training.policies import LoadedPolicy, applicable_controllers, load_policy
 
-from training.config import EnvConfig, RunConfig
-from training.policies import LoadedPolicy, applicable_controllers, load_policy
 from twolink_gym.env import TwoLinkEnv
 from twolink_gym.tasks import Task
 from twolink_gym.vector_env import TwoLinkVectorEnv

@@ -9,8 +9,9 @@ network, so an exported agent is::
     vecnormalize.pkl    frozen observation statistics (if the run used them)
     config.yaml         the run's resolved config (environment, algorithm, seed)
     train_summary.json  steps, wall time, machine
+    eval/evaluations.npz  the run's periodic evaluations (its learning curve)
 
-which :func:`training.policies.load_policy` loads like a run folder. This is how
+which :func:`twolink_gym.training.policies.load_policy` loads like a run folder. This is how
 the agents of :mod:`twolink_gym.pretrained` were made.
 """
 
@@ -19,8 +20,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from training.algorithms import ALGORITHMS
-from training.config import config_from_dict
+from twolink_gym.training.algorithms import ALGORITHMS
+from twolink_gym.training.config import config_from_dict
 
 __all__ = ["POLICY_FILE", "export_agent"]
 
@@ -53,8 +54,7 @@ def export_agent(run_dir: str | Path, out_dir: str | Path, *, overwrite: bool = 
         If ``out_dir`` exists and ``overwrite`` is false.
     """
     import yaml
-
-    from training.train import CONFIG_FILE, MODEL_FILE, SUMMARY_FILE, VECNORM_FILE
+    from twolink_gym.training.train import CONFIG_FILE, MODEL_FILE, SUMMARY_FILE, VECNORM_FILE
 
     run, out = Path(run_dir), Path(out_dir)
     for name in (MODEL_FILE, CONFIG_FILE):
@@ -63,14 +63,15 @@ def export_agent(run_dir: str | Path, out_dir: str | Path, *, overwrite: bool = 
     if out.exists() and not overwrite:
         raise FileExistsError(f"{out} exists; pass --overwrite to replace it")
     cfg = config_from_dict(yaml.safe_load((run / CONFIG_FILE).read_text()), str(run / CONFIG_FILE))
-    from training.policies import ACT_ONLY
+    from twolink_gym.training.policies import ACT_ONLY
 
     model = ALGORITHMS[cfg.algo.name].load(str(run / MODEL_FILE), device="cpu", **ACT_ONLY)
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
     model.policy.save(str(out / POLICY_FILE))
-    for name in (CONFIG_FILE, VECNORM_FILE, SUMMARY_FILE):
+    for name in (CONFIG_FILE, VECNORM_FILE, SUMMARY_FILE, "eval/evaluations.npz"):
         if (run / name).is_file():
+            (out / name).parent.mkdir(exist_ok=True)
             shutil.copy2(run / name, out / name)
     return out

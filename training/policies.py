@@ -20,12 +20,12 @@ import yaml
 from numpy.typing import NDArray
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.vec_env import VecNormalize
+from twolink_gym.training.algorithms import ALGORITHMS
+from twolink_gym.training.config import EnvConfig, config_from_dict
+from twolink_gym.training.envs import goal_split, load_vec_normalize
+from twolink_gym.training.export import POLICY_FILE
+from twolink_gym.training.train import CONFIG_FILE, MODEL_FILE, VECNORM_FILE, _checkpoint_stats
 
-from training.algorithms import ALGORITHMS
-from training.config import EnvConfig, config_from_dict
-from training.envs import goal_split, load_vec_normalize
-from training.export import POLICY_FILE
-from training.train import CONFIG_FILE, MODEL_FILE, VECNORM_FILE, _checkpoint_stats
 from twolink_gym import pretrained
 from twolink_gym.controllers import CONTROLLERS, controllers_for
 
@@ -60,7 +60,7 @@ class SB3Agent:
         Statistics to normalise observations with (never updated here).
     observation_view : callable, optional
         Maps the env's flat observations ``(n, d)`` to what the model was trained
-        on (a :class:`~training.goal_env.GoalSplit` for a goal-conditioned agent).
+        on (a :class:`~twolink_gym.training.goal_env.GoalSplit` for a goal-conditioned agent).
     """
 
     def __init__(

@@ -7,7 +7,7 @@ env made with ``render_mode="rgb_array"`` and writes the frames with imageio:
 
 Standalone use, with the two trivial policies defined here::
 
-    python -m training.record --task reach --policy random --out reach.gif --seed 0
+    python -m twolink_gym.training.record --task reach --policy random --out reach.gif --seed 0
 """
 
 from __future__ import annotations
@@ -232,7 +232,7 @@ def record_episode(
 def main(argv: Sequence[str] | None = None) -> Path:
     """Command line: record one episode of a trivial policy (``zero`` or ``random``)."""
     parser = argparse.ArgumentParser(
-        prog="python -m training.record",
+        prog="python -m twolink_gym.training.record",
         description="Record one episode of TwoLink-v0 as a GIF or MP4.",
     )
     parser.add_argument("--task", choices=sorted(TASKS), default="reach")

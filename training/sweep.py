@@ -26,10 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from training.config import RunConfig, config_from_dict
-from training.evaluate import Rollouts, evaluate_policies, format_value, summarize
-from training.stats import SeedStatistics, seed_statistics
+from twolink_gym.training.config import RunConfig, config_from_dict
+from twolink_gym.training.evaluate import Rollouts, evaluate_policies, format_value, summarize
+from twolink_gym.training.stats import SeedStatistics, seed_statistics
 
 __all__ = [
     "SweepResult",
@@ -82,7 +81,7 @@ def sweep_dir(cfg: RunConfig) -> Path:
 
 def _train_one(data: dict[str, Any], source: str, overwrite: bool) -> tuple[int, float]:
     """Worker: train one seed's config (a fresh process; returns timesteps and wall time)."""
-    from training.train import train
+    from twolink_gym.training.train import train
 
     result = train(config_from_dict(data, source), overwrite=overwrite)
     return result.timesteps, result.wall_time_s

@@ -45,10 +45,9 @@ from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
 from stable_baselines3.common.type_aliases import TrainFreq, TrainFrequencyUnit
 from stable_baselines3.common.vec_env import VecEnv, VecNormalize
-
-from training.algorithms import ALGORITHMS, build_model
-from training.config import RunConfig, config_from_dict
-from training.envs import make_training_env
+from twolink_gym.training.algorithms import ALGORITHMS, build_model
+from twolink_gym.training.config import RunConfig, config_from_dict
+from twolink_gym.training.envs import make_training_env
 
 __all__ = [
     "MODEL_FILE",

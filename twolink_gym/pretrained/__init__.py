@@ -4,11 +4,12 @@ Each folder is a training run's final model reduced to what acting needs
 (``twolink export``): ``policy.pt`` (the SB3 policy network, without critics'
 optimiser states), ``config.yaml`` (the resolved training config: environment,
 algorithm, seed), ``vecnormalize.pkl`` (frozen observation statistics, when the
-agent was trained with them) and ``train_summary.json`` (steps, wall time,
-machine). Loading an agent needs stable-baselines3 (the
-``train`` extra): use ``pretrained:NAME`` wherever the ``twolink`` command takes a
-policy, or :func:`training.policies.load_pretrained` from Python. This module
-only locates the folders, so that it imports nothing beyond the standard library.
+agent was trained with them), ``train_summary.json`` (steps, wall time,
+machine) and ``eval/evaluations.npz`` (the run's periodic evaluations: its
+learning curve). Loading an agent needs stable-baselines3 (the ``train``
+extra): use ``pretrained:NAME`` wherever the ``twolink`` command takes a policy,
+or :func:`twolink_gym.training.policies.load_pretrained` from Python. This module only
+locates the folders, so that it imports nothing beyond the standard library.
 """
 
 from __future__ import annotations
