@@ -2,7 +2,7 @@
 
 With zero torque and zero friction the total energy is conserved; the drift of
 :func:`twolink_gym.step` measures the integration error. The arm is released
-from ``x = [0.3, -0.5, 0, 0]`` (SPEC.md) and simulated for 10 s.
+from ``x = [0.3, -0.5, 0, 0]`` (docs/physics.md) and simulated for 10 s.
 
 Usage::
 

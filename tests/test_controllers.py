@@ -100,7 +100,7 @@ def test_discrete_model_predicts_one_env_step():
 def test_lqr_design_is_a_stabilising_riccati_solution():
     controller = LQRController.from_env(gym.make("TwoLink-v0", task="balance"))
     d = controller.design
-    # the upright is open-loop unstable with two unstable modes (SPEC table)
+    # the upright is open-loop unstable with two unstable modes (docs/physics.md, Equilibria)
     assert np.sum(np.linalg.eigvals(d.a).real > 0) == 2
     # P solves the discrete Riccati equation and K is its gain
     bpb = d.r + d.b_d.T @ d.p @ d.b_d

@@ -1,7 +1,7 @@
 """Tests of the equations of motion against an independent Euler-Lagrange derivation.
 
 The reference model is derived here with sympy from the kinetic and potential
-energy of the two links (centre-of-mass positions from the geometry of SPEC §1);
+energy of the two links (centre-of-mass positions from the geometry of docs/physics.md);
 M, C and G are never typed in a second time.
 """
 
@@ -297,7 +297,7 @@ def test_pieces_match_derivation(ref):
 
 
 def test_default_numbers_from_spec():
-    # SPEC §1 known source error: [pi, 0] (arm horizontal, pointing left) is not an
+    # a known error of a published source (docs/physics.md): [pi, 0] (arm horizontal, pointing left) is not an
     # equilibrium; [0, 0] needs the holding torque G(0) (published numbers).
     np.testing.assert_allclose(dyn.gravity_torque(DEFAULT, [math.pi, 0.0]), [-19.62, -4.905])
     np.testing.assert_allclose(dyn.gravity_torque(DEFAULT, [0.0, 0.0]), [19.62, 4.905])

@@ -342,10 +342,14 @@ def test_info_carries_state_tip_terms_and_distance(task):
         np.testing.assert_allclose(info["time"], k * 0.02, rtol=1e-14)
         assert isinstance(info["is_success"], bool)
         if task == "reach":
-            expected = {"reward_dist", "reward_ctrl"}
+            expected = {"reward_dist", "reward_near", "reward_ctrl"}
             np.testing.assert_array_equal(info["target"], [0.3, 1.1])
-            assert info["distance"] == pytest.approx(math.dist(tip, (0.3, 1.1)), abs=1e-14)
-            assert reward == pytest.approx(info["reward_dist"] + info["reward_ctrl"], abs=1e-14)
+            dist = math.dist(tip, (0.3, 1.1))
+            assert info["distance"] == pytest.approx(dist, abs=1e-14)
+            assert info["reward_near"] == pytest.approx(math.exp(-(dist**2) / 0.005), abs=1e-14)
+            assert reward == pytest.approx(
+                info["reward_dist"] + info["reward_near"] + info["reward_ctrl"], abs=1e-14
+            )
         else:
             expected = {"reward_upright", "reward_ctrl", "reward_still"}
             tilts = [q1 - math.pi / 2, q1 + q2 - math.pi / 2]

@@ -11,7 +11,7 @@ from twolink_gym import ArmParams, rk4_scalar, state_derivative, step, total_ene
 
 DEFAULT = ArmParams()
 FRICTIONLESS = DEFAULT.replace(friction1=0.0, friction2=0.0)
-X0_CHAOTIC = np.array([0.3, -0.5, 0.0, 0.0])  # SPEC §1: a chaotic free swing
+X0_CHAOTIC = np.array([0.3, -0.5, 0.0, 0.0])  # docs/physics.md: a chaotic free swing
 DT = 0.02
 SUBSTEPS = (1, 2, 4, 8, 16)
 
@@ -63,9 +63,9 @@ def test_chaotic_swing_is_energetic():
 @pytest.mark.parametrize(
     ("substeps", "bound"),
     [
-        (1, 6e-4),  # 20 ms sub-steps; SPEC: about 3e-4
-        (2, 2e-5),  # 10 ms; SPEC: about 9e-6
-        (4, 1e-6),  # 5 ms; SPEC: about 3e-7
+        (1, 6e-4),  # 20 ms sub-steps; README: 2.7e-4
+        (2, 2e-5),  # 10 ms; README: 9.1e-6
+        (4, 1e-6),  # 5 ms; README: 3.0e-7
     ],
 )
 def test_energy_drift_within_spec(drift, substeps, bound):

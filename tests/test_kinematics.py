@@ -20,7 +20,7 @@ def arm(l1, l2):
 
 
 def tip_from_spec(l1, l2, q1, q2):
-    """SPEC §2, evaluated with math (scalar, independent of the module)."""
+    """docs/physics.md (Kinematics), evaluated with math (scalar, independent of the module)."""
     elbow = (l1 * math.cos(q1), l1 * math.sin(q1))
     tip = (elbow[0] + l2 * math.cos(q1 + q2), elbow[1] + l2 * math.sin(q1 + q2))
     return elbow, tip

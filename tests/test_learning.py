@@ -35,6 +35,15 @@ def test_seed_statistics_matches_direct_computation():
     assert 0.7 <= s.ci_low < s.ci_high <= 1.0
 
 
+def test_seed_statistics_worst_seed_of_a_cost_is_the_largest():
+    distances = [0.01, 0.002, 0.03]
+    s = seed_statistics([0, 1, 2], distances, higher_is_better=False)
+    assert (s.worst, s.best) == (0.03, 0.002)
+    # the mean and interval do not depend on the direction
+    plain = seed_statistics([0, 1, 2], distances)
+    assert (s.mean, s.ci_low, s.ci_high) == (plain.mean, plain.ci_low, plain.ci_high)
+
+
 def test_seed_statistics_interval_is_scipys_percentile_bootstrap():
     values = [0.2, 0.5, 0.9, 0.4]
     s = seed_statistics(range(4), values, confidence=0.9, n_resamples=2000, random_state=7)

@@ -24,7 +24,7 @@ FIELDS = (
     "friction2",
 )
 
-# The parameter table of SPEC.md §1, typed in from the SPEC.
+# The parameter table of docs/physics.md (Parameters), typed in from it.
 SPEC_DEFAULTS = {
     "m1": 1.0,
     "m2": 1.0,

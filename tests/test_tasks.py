@@ -2,10 +2,11 @@
 
 The arm is placed with ``reset(options=...)`` so that the quantities are known
 from geometry (tip by trigonometry, targets by inverse kinematics or trig, tilts
-from the angle convention of SPEC §1). Cases that need a step use an arm in a
+from the angle convention of docs/physics.md). Cases that need a step use an arm in a
 horizontal plane (``gravity = 0``) held still with zero torque: it stays exactly
 where it was put, so the step's reward, termination and success are those of
-the placed pose. Nothing here calls a task's own reward function.
+the placed pose. Nothing here calls a task's own reward function, except to check
+the shape of the reach reward against the Gaussian's known properties.
 """
 
 import itertools
@@ -56,13 +57,15 @@ def test_reach_tip_on_a_trig_target_has_zero_distance(q):
 
 @pytest.mark.parametrize("elbow", ["up", "down"])
 @pytest.mark.parametrize("target", [(0.7, -1.1), (-1.5, 0.2), (0.0, 1.95)])
-def test_reach_tip_on_an_ik_target_gives_zero_reward_after_a_still_step(target, elbow):
+def test_reach_tip_on_an_ik_target_gives_the_maximal_reward_after_a_still_step(target, elbow):
     q = twolink_gym.inverse_kinematics(NO_GRAVITY, target, elbow)
     env = TwoLinkEnv(task="reach", params=NO_GRAVITY)
     _, reward, terminated, truncated, info = still_step(env, [q[0], q[1], 0.0, 0.0], target=target)
     np.testing.assert_array_equal(info["state"], [q[0], q[1], 0.0, 0.0])  # did not move
-    assert reward == pytest.approx(0.0, abs=1e-14)
+    # on the target, idle: the cone is 0 and the Gaussian near term its maximum 1
+    assert reward == pytest.approx(1.0, abs=1e-14)
     assert info["reward_dist"] == pytest.approx(0.0, abs=1e-14)
+    assert info["reward_near"] == pytest.approx(1.0, abs=1e-14)
     assert info["distance"] == pytest.approx(0.0, abs=1e-14)
     assert info["is_success"] is True
     assert not terminated and not truncated
@@ -77,7 +80,8 @@ def test_reach_success_radius_is_5_cm(offset, success):
     env = TwoLinkEnv(task="reach", params=NO_GRAVITY)
     _, reward, _, _, info = still_step(env, [q[0], q[1], 0.0, 0.0], target=target)
     assert info["distance"] == pytest.approx(offset, abs=1e-14)
-    assert reward == pytest.approx(-offset, abs=1e-14)
+    # -d + exp(-d² / (2 · 0.05²)), no action: 0.04 m -> 0.6861, 0.06 m -> 0.4268
+    assert reward == pytest.approx(-offset + math.exp(-(offset**2) / 0.005), abs=1e-14)
     assert info["is_success"] is success
 
 
@@ -99,7 +103,7 @@ def test_reach_success_needs_the_tip_to_move_slowly(speed, success):
 
 
 @pytest.mark.parametrize("action", [(0.6, -0.8), (1.0, 1.0), (3.0, -0.5)])
-def test_reach_dense_reward_is_minus_distance_minus_control_cost(action):
+def test_reach_dense_reward_is_cone_plus_gaussian_minus_control_cost(action):
     target = np.array([-0.4, 1.3])
     env = TwoLinkEnv(task="reach", params=NO_GRAVITY)
     _, reward, _, _, info = still_step(
@@ -110,8 +114,31 @@ def test_reach_dense_reward_is_minus_distance_minus_control_cost(action):
     tip = tip_by_trig(NO_GRAVITY, *info["state"][:2])
     dist = math.dist(tip, target)
     assert info["reward_ctrl"] == pytest.approx(ctrl, abs=1e-12)
+    near = math.exp(-(dist**2) / (2 * 0.05**2))
     assert info["reward_dist"] == pytest.approx(-dist, abs=1e-12)
-    assert reward == pytest.approx(-dist + ctrl, abs=1e-12)
+    assert info["reward_near"] == pytest.approx(near, abs=1e-12)
+    assert reward == pytest.approx(-dist + near + ctrl, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("dist", "near"),
+    # the Gaussian near term by hand: exp(-d² / (2 σ²)) with σ = 0.05 m
+    [(0.0, 1.0), (0.05, math.exp(-0.5)), (0.1, math.exp(-2.0)), (0.5, math.exp(-50.0))],
+)
+def test_reach_near_term_is_sharp_across_the_success_disc(dist, near):
+    task = twolink_gym.ReachTask()
+    terms = task.distance_terms(np.array([dist]))
+    assert terms["reward_near"][0] == pytest.approx(near, rel=1e-12)
+    # the reward is larger on the target than anywhere else, and falls fastest
+    # across the success disc: the gradient of the near term peaks at d = σ
+    ds = np.linspace(0.0, 0.3, 3001)
+    reward = task.reward_at_distance(ds, {})
+    assert np.argmax(reward) == 0
+    slope = -np.gradient(reward, ds)
+    assert ds[np.argmax(slope)] == pytest.approx(0.05, abs=1e-3)
+    # weights and width are options; a zero weight leaves Reacher's cone
+    cone = twolink_gym.ReachTask(near_weight=0.0).reward_at_distance(ds, {})
+    np.testing.assert_allclose(cone, -ds, rtol=0, atol=0)
 
 
 def test_reach_ctrl_and_speed_weights():
@@ -127,7 +154,8 @@ def test_reach_ctrl_and_speed_weights():
     )
     assert info["reward_ctrl"] == pytest.approx(-0.2 * 1.25, rel=1e-12)
     assert reward == pytest.approx(
-        info["reward_dist"] + info["reward_ctrl"] + info["reward_speed"], abs=1e-14
+        info["reward_dist"] + info["reward_near"] + info["reward_ctrl"] + info["reward_speed"],
+        abs=1e-14,
     )
 
 

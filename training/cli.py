@@ -298,7 +298,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("compare", help="compare agents and classical controllers")
     _add_common(p)
-    p.add_argument("agents", nargs="*", help="run folders or models (default: the config's run)")
+    p.add_argument(
+        "agents",
+        nargs="*",
+        help="run folders, models or pretrained:NAME (default: the config's run)",
+    )
     p.add_argument("--controllers", nargs="*", help="controller names or 'auto' (default: config)")
     p.add_argument("--episodes", type=_integer(1), help="number of episodes (default: config)")
     p.add_argument("--out", help="output folder (default: <run folder>/compare)")

@@ -185,8 +185,9 @@ def compare(
     ----------
     cfg : RunConfig
         Environment and episode set (``evaluate`` section).
-    agents : sequence of path
-        Run folders or model files of trained agents.
+    agents : sequence of str or path
+        Trained agents: run folders, model files, exported agent folders or
+        shipped agents ``pretrained:NAME``.
     out_dir : path
         Output folder.
     controllers : sequence of str, optional
@@ -225,6 +226,14 @@ def compare(
 
 
 def _run_dir(agent: str | Path) -> Path:
+    """The folder that holds an agent's config and learning curve."""
+    from twolink_gym.training.policies import PRETRAINED_PREFIX
+
+    from twolink_gym import pretrained
+
+    spec = str(agent)
+    if spec.startswith(PRETRAINED_PREFIX):
+        return pretrained.pretrained_dir(spec[len(PRETRAINED_PREFIX) :])
     path = Path(agent)
     if path.is_dir():
         return path

@@ -31,8 +31,10 @@ class SeedStatistics:
     values : tuple of float
         The score of each seed (e.g. its success rate on the evaluation set).
     mean, worst, best, iqm : float
-        Mean, minimum, maximum and interquartile mean (``scipy.stats.trim_mean``
-        with 25% cut at each end) of ``values``.
+        Mean, worst and best seed's value (the minimum and maximum of a score
+        where higher is better, the other way round for a cost such as a
+        distance), and interquartile mean (``scipy.stats.trim_mean`` with 25%
+        cut at each end) of ``values``.
     ci_low, ci_high : float
         The percentile bootstrap confidence interval of the mean over seeds.
     confidence : float
@@ -64,6 +66,7 @@ def seed_statistics(
     confidence: float = 0.95,
     n_resamples: int = 10_000,
     random_state: int = 0,
+    higher_is_better: bool = True,
 ) -> SeedStatistics:
     """Summarise one score over training seeds.
 
@@ -79,6 +82,9 @@ def seed_statistics(
         Bootstrap resamples.
     random_state : int
         Seed of the bootstrap (so a report is reproducible).
+    higher_is_better : bool
+        Whether a larger value is better (a success rate) or worse (a distance):
+        decides which seed is the worst.
 
     Returns
     -------
@@ -121,8 +127,8 @@ def seed_statistics(
         seeds=tuple(int(s) for s in seeds),
         values=tuple(float(v) for v in x),
         mean=float(x.mean()),
-        worst=float(x.min()),
-        best=float(x.max()),
+        worst=float(x.min() if higher_is_better else x.max()),
+        best=float(x.max() if higher_is_better else x.min()),
         iqm=float(stats.trim_mean(x, 0.25)),
         ci_low=low,
         ci_high=high,

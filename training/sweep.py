@@ -161,7 +161,9 @@ def sweep(
     out = sweep_dir(cfg)
     _, rollouts = evaluate_policies([str(r) for r in runs], cfg, out, trajectories=False)
     success = seed_statistics(seeds, [float(np.mean(r.success)) for r in rollouts])
-    distance = seed_statistics(seeds, [float(np.median(r.final_distance)) for r in rollouts])
+    distance = seed_statistics(
+        seeds, [float(np.median(r.final_distance)) for r in rollouts], higher_is_better=False
+    )
     per_seed = []
     for seed, run, r in zip(seeds, runs, rollouts, strict=True):
         info = _train_summary(run)
@@ -271,6 +273,7 @@ def plot_seed_curves(groups: dict[str, Sequence[Path]], path: Path) -> None:
     axes[1].set_ylabel("return (periodic evaluation)")
     for ax in axes:
         ax.set_xlabel("environment steps")
+        ax.set_xscale("log")  # PPO and SAC runs differ ~10x to 50x in length
         ax.grid(alpha=0.3)
     axes[0].set_ylim(-0.02, 1.02)
     axes[0].legend(fontsize=8, loc="lower right")

@@ -1,6 +1,6 @@
 r"""Rigid-body dynamics of the planar two-link arm (pure, batched numpy).
 
-Conventions (see ``SPEC.md``): the state is ``x = [q1, q2, dq1, dq2]`` in
+Conventions (see ``docs/physics.md``): the state is ``x = [q1, q2, dq1, dq2]`` in
 ``[rad, rad, rad/s, rad/s]``; ``q1`` is link 1's angle from the +x axis,
 counter-clockwise positive, ``q2`` is link 2's angle relative to link 1;
 gravity acts along -y. The equations of motion are
