@@ -216,28 +216,13 @@ def compare(
         f"Task `{cfg.env.task}`, {len(episode_set)} episodes (seeds {episode_set.seed}.."
         f"{episode_set.seed + len(episode_set) - 1}), identical for every policy.\n\n" + table
     )
-    agent_runs = [(r.label, _run_dir(a)) for r, a in zip(results, agents, strict=False)]
+    agent_runs = [(r.label, r.run_dir) for r in results if r.run_dir is not None]
     baselines = [r for r in results if r.kind == "controller"]
     plot_learning_curves(agent_runs, out / "learning_curves.png", baselines)
     tol = settle_tolerance(_task(cfg))
     plot_distributions(results, cfg.env.task, out / "distributions.png", tol)
     plot_trajectory(results, cfg.env.task, tol, out / "trajectory.png")
     return table, episode_set, results
-
-
-def _run_dir(agent: str | Path) -> Path:
-    """The folder that holds an agent's config and learning curve."""
-    from twolink_gym.training.policies import PRETRAINED_PREFIX
-
-    from twolink_gym import pretrained
-
-    spec = str(agent)
-    if spec.startswith(PRETRAINED_PREFIX):
-        return pretrained.pretrained_dir(spec[len(PRETRAINED_PREFIX) :])
-    path = Path(agent)
-    if path.is_dir():
-        return path
-    return path.parent.parent if path.parent.name == "checkpoints" else path.parent
 
 
 def _task(cfg: RunConfig) -> Any:

@@ -109,7 +109,8 @@ class Rollouts:
     """Per-episode results of one policy on an :class:`EpisodeSet` (leading axis ``n``).
 
     ``distance`` and ``states`` have ``T + 1`` samples (t = 0 .. T·dt) and
-    ``actions`` ``T``, NaN after an episode's end.
+    ``actions`` ``T``, NaN after an episode's end. ``run_dir`` is the agent's
+    folder (config and learning curve; ``None`` for a controller).
     """
 
     label: str
@@ -124,6 +125,7 @@ class Rollouts:
     states: Array
     actions: Array
     dt: float
+    run_dir: Path | None = None
 
     def metrics(self) -> dict[str, NDArray[Any]]:
         """The per-episode metrics by name."""
@@ -205,6 +207,7 @@ def run_policy(policy: LoadedPolicy, env_cfg: EnvConfig, episodes: EpisodeSet) -
         states=states,
         actions=actions,
         dt=sim.dt,
+        run_dir=policy.run_dir,
     )
 
 

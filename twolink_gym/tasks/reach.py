@@ -17,6 +17,14 @@ from twolink_gym.tasks.base import ArmFrame, Array, Ops, Outcome, Task
 __all__ = ["ReachTask"]
 
 
+def _total(terms: Mapping[str, Any]) -> Any:
+    """The reward: the sum of its terms, in their order (floats or arrays of shape ``(n,)``)."""
+    reward: Any = 0.0
+    for value in terms.values():
+        reward = reward + value
+    return reward
+
+
 @dataclasses.dataclass(frozen=True)
 class ReachTask(Task):
     """Reach a target point with the tip and hold it there.
@@ -177,8 +185,11 @@ class ReachTask(Task):
     ) -> tuple[Array, dict[str, Array]]:
         """Dense or sparse reward, with its terms."""
         dist = self.distance(params, state, goal)
-        terms = self.goal_free_terms(np.sum(action**2, axis=1), self._tip_speed(params, state))
-        return self.reward_at_distance(dist, terms), {**self.distance_terms(dist), **terms}
+        terms = {
+            **self.distance_terms(dist),
+            **self.goal_free_terms(np.sum(action**2, axis=1), self._tip_speed(params, state)),
+        }
+        return _total(terms), terms
 
     def goal_free_terms(self, action_sq: Any, tip_speed: Any) -> dict[str, Any]:
         """The reward terms that do not depend on the target (empty for the sparse reward).
@@ -228,14 +239,13 @@ class ReachTask(Task):
     ) -> Any:
         """The reward for a tip ``dist`` [m] from the target, given :meth:`goal_free_terms`.
 
-        The one definition of the reach reward: the env's step and goal
-        relabelling (``compute_reward`` of a goal-conditioned view, for HER) both
-        call it. Works on floats and on arrays of shape ``(n,)``.
+        Goal relabelling (``compute_reward`` of a goal-conditioned view, for HER)
+        calls it. It is the sum the env's step takes: :meth:`distance_terms`
+        and :meth:`goal_free_terms`, added in the same order by the same
+        function, so a relabelled reward equals the env's to the last bit.
+        Works on floats and on arrays of shape ``(n,)``.
         """
-        reward: Any = 0.0
-        for value in (*self.distance_terms(dist, exp).values(), *terms.values()):
-            reward = reward + value
-        return reward
+        return _total({**self.distance_terms(dist, exp), **terms})
 
     def is_success(self, params: ArmParams, state: Array, goal: Array) -> NDArray[np.bool_]:
         """Within ``tolerance`` of the target and slower than ``success_speed``."""
@@ -265,7 +275,8 @@ class ReachTask(Task):
         vy = (c1 + c12) * frame.dq1 + c12 * frame.dq2
         speed = ops.sqrt(vx * vx + vy * vy)
         success = (dist <= self.tolerance) & (speed <= self.success_speed)
-        terms = self.goal_free_terms(a1 * a1 + a2 * a2, speed)
-        reward = self.reward_at_distance(dist, terms, ops.exp)
-        terms = {**self.distance_terms(dist, ops.exp), **terms}
-        return Outcome(reward, terms, False, success, dist, extras)
+        terms = {
+            **self.distance_terms(dist, ops.exp),
+            **self.goal_free_terms(a1 * a1 + a2 * a2, speed),
+        }
+        return Outcome(_total(terms), terms, False, success, dist, extras)
