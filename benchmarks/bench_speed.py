@@ -6,8 +6,8 @@ Measures, in one process and one run:
   ``TwoLink-v0`` (reach) beside ``Acrobot-v1``, ``Pendulum-v1`` and, when
   ``mujoco`` is installed (``pip install -e .[bench]``), ``Reacher-v5``;
 * env-steps/s of the native vector env (whole step: dynamics, reward,
-  observations, autoreset) for ``N`` = 1 ... 65536, beside the numpy RK4 alone
-  and a C loop over the same RK4 sub-steps (``benchmarks/c_reference/rk4_ref.c``,
+  observations, autoreset) for ``N`` = 1 ... 65536 on one thread and on all of
+  numba's threads, beside the compiled RK4 kernel alone and a C loop over the same RK4 sub-steps (``benchmarks/c_reference/rk4_ref.c``,
   compiled here with ``gcc -O2`` when gcc exists; never part of the package);
 * memory per env of the vector env;
 * optionally (``--sb3``) PPO training fps with 16 envs: the native SB3 adapter
@@ -43,8 +43,10 @@ import gymnasium as gym
 import numpy as np
 
 import twolink_gym
-from twolink_gym.dynamics import coefficients
-from twolink_gym.integrators import rk4_components
+from twolink_gym import _jit
+from twolink_gym.dynamics import arm_vector
+from twolink_gym.integrators import _rk4_loop
+from twolink_gym.integrators import step as rk4_step
 from twolink_gym.params import ArmParams
 from twolink_gym.vector_env import TwoLinkVectorEnv
 
@@ -96,8 +98,8 @@ def single_env_ids() -> list[str]:
 
 
 # -- vector env ----------------------------------------------------------------
-def vector_env_runner(n: int, seed: int = 0) -> Callable[[int], None]:
-    env = TwoLinkVectorEnv(n, task="reach")
+def vector_env_runner(n: int, threads: int, seed: int = 0) -> Callable[[int], None]:
+    env = TwoLinkVectorEnv(n, task="reach", num_threads=threads)
     env.reset(seed=seed)
     rng = np.random.default_rng(seed)
     actions = [rng.uniform(-1, 1, (n, 2)).astype(np.float32) for _ in range(4)]
@@ -122,24 +124,24 @@ def sync_vector_runner(env_id: str, n: int, seed: int = 0) -> Callable[[int], No
     return run
 
 
-def numpy_rk4_runner(n: int, warm_steps: int = 100) -> Callable[[int], None]:
-    """The batched numpy RK4 alone, on the states the vector env visits.
+def rk4_kernel_runner(n: int, warm_steps: int = 100) -> Callable[[int], None]:
+    """The compiled RK4 kernel alone (one thread), on the states the vector env visits.
 
     libm's cos and sin get slower for larger angles, so the states come from a
     vector env after ``warm_steps`` steps of the same random actions.
     """
-    k = coefficients(ArmParams())
-    env = TwoLinkVectorEnv(n, task="reach")
+    env = TwoLinkVectorEnv(n, task="reach", num_threads=1)
     env.reset(seed=0)
     rng = np.random.default_rng(0)
     for _ in range(warm_steps):
         env.step(rng.uniform(-1, 1, (n, 2)).astype(np.float32))
-    x = np.ascontiguousarray(env.state.T)
-    u = rng.uniform(-1, 1, (2, n)) * env.sim.max_torque[:, None]
+    x = np.ascontiguousarray(env.state)
+    u = np.ascontiguousarray(rng.uniform(-1, 1, (n, 2)) * env.sim.max_torque)
+    arm = arm_vector(ArmParams())
 
     def run(calls: int) -> None:
         for _ in range(calls):
-            rk4_components(k, *x, *u, DT, SUBSTEPS, np.cos, np.sin)
+            _rk4_loop(arm, x, u, DT, SUBSTEPS)
 
     return run
 
@@ -163,12 +165,11 @@ def memory_per_env(n: int) -> dict[str, float]:
 
 # -- C reference ----------------------------------------------------------------
 def c_reference(n: int, steps: int, repeats: int) -> dict[str, Any] | None:
-    """Compile and run the C RK4 loop; None without gcc. Checks it against rk4_components."""
+    """Compile and run the C RK4 loop; None without gcc. Checks it against integrators.step."""
     gcc = shutil.which("gcc")
     if gcc is None:
         return None
-    k = coefficients(ArmParams())
-    args = [str(v) for v in (k.a, k.b, k.d, k.g1, k.g2, k.f1, k.f2)]
+    args = [repr(float(v)) for v in arm_vector(ArmParams())[:7]]
     with tempfile.TemporaryDirectory() as tmp:
         exe = os.path.join(tmp, "rk4_ref")
         subprocess.run([gcc, "-O2", "-o", exe, str(C_SOURCE), "-lm"], check=True)
@@ -184,9 +185,9 @@ def c_reference(n: int, steps: int, repeats: int) -> dict[str, Any] | None:
             best = min(best, float(out[0]))
             final = [float(v) for v in out[1].split()]
     # the same computation in Python (state 0: q = (0.3, -0.5), torques (1, -0.5))
-    x = (0.3, -0.5, 0.0, 0.0)
+    x = np.array([0.3, -0.5, 0.0, 0.0])
     for _ in range(steps):
-        x = rk4_components(k, *x, 1.0, -0.5, DT, SUBSTEPS, math.cos, math.sin)
+        x = rk4_step(ArmParams(), x, [1.0, -0.5], DT, SUBSTEPS)
     agree = bool(np.allclose(final, x, rtol=1e-9, atol=1e-9))
     return {
         "n": n,
@@ -293,16 +294,21 @@ def main(argv: list[str] | None = None) -> int:
         print_table(results)
         return 0
 
-    # vector env scaling and the numpy dynamics alone
-    vector, dynamics = {}, {}
+    # vector env scaling (one thread and all threads) and the RK4 kernel alone
+    threads = _jit.max_threads()
+    vector, vector_mt, dynamics = {}, {}, {}
     for n in sizes:
-        run_env, run_dyn = vector_env_runner(n), numpy_rk4_runner(n)
-        vector[n] = dynamics[n] = 0.0
+        run_env, run_mt = vector_env_runner(n, 1), vector_env_runner(n, threads)
+        run_dyn = rk4_kernel_runner(n)
+        vector[n] = vector_mt[n] = dynamics[n] = 0.0
         for _ in range(args.repeats):
             vector[n] = max(vector[n], best_rate(run_env, n, seconds))
+            vector_mt[n] = max(vector_mt[n], best_rate(run_mt, n, seconds))
             dynamics[n] = max(dynamics[n], best_rate(run_dyn, n, seconds))
+    results["threads"] = threads
     results["vector_env_steps_per_s"] = vector
-    results["numpy_rk4_env_steps_per_s"] = dynamics
+    results["vector_env_all_threads_steps_per_s"] = vector_mt
+    results["rk4_kernel_env_steps_per_s"] = dynamics
 
     # vector envs at N = 16: native vs SyncVectorEnv of single envs (peers included)
     sync16 = {}
@@ -347,14 +353,19 @@ def print_table(r: dict[str, Any]) -> None:
         print(f"{'TwoLink native':<20}{native16:>12,.0f}")
 
     c = r["c_reference"]
-    print("\nNative vector env, whole step (env-steps/s), numpy RK4 alone, C RK4 loop")
-    header = f"{'N':>7}{'env-steps/s':>14}{'numpy RK4 only':>16}{'env / RK4':>11}"
-    print(header + (f"{'env / C':>10}" if c else ""))
+    t = r["threads"]
+    print(
+        f"\nNative vector env, whole step (env-steps/s) on 1 and {t} threads; the compiled "
+        "RK4 kernel alone (1 thread); ratios to the C RK4 loop (1 thread)"
+    )
+    header = f"{'N':>7}{'1 thread':>12}{f'{t} threads':>12}{'RK4 only':>12}"
+    print(header + (f"{'1 thr / C':>11}{f'{t} thr / C':>11}" if c else ""))
     for n, rate in r["vector_env_steps_per_s"].items():
-        dyn = r["numpy_rk4_env_steps_per_s"][n]
-        line = f"{n:>7}{rate:>14,.0f}{dyn:>16,.0f}{rate / dyn:>10.2f}x"
+        mt = r["vector_env_all_threads_steps_per_s"][n]
+        dyn = r["rk4_kernel_env_steps_per_s"][n]
+        line = f"{n:>7}{rate:>12,.0f}{mt:>12,.0f}{dyn:>12,.0f}"
         if c:
-            line += f"{rate / c['env_steps_per_s']:>9.2f}x"
+            line += f"{rate / c['env_steps_per_s']:>10.2f}x{mt / c['env_steps_per_s']:>10.2f}x"
         print(line)
     if c:
         print(

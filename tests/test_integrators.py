@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 from scipy.integrate import simpson, solve_ivp
 
-from twolink_gym import ArmParams, rk4_scalar, state_derivative, step, total_energy
+from twolink_gym import ArmParams, state_derivative, step, total_energy
+from twolink_gym.dynamics import arm_vector
+from twolink_gym.integrators import rk4
 
 DEFAULT = ArmParams()
 FRICTIONLESS = DEFAULT.replace(friction1=0.0, friction2=0.0)
@@ -159,28 +161,40 @@ def test_energy_change_equals_work_done(seed):
 # -- the scalar path and batching ----------------------------------------------------
 
 
+def _numpy_rk4(params, x, tau, dt, substeps):
+    """Classic RK4 written out on the batched vector field (a second implementation)."""
+    h = dt / substeps
+    for _ in range(substeps):
+        k1 = state_derivative(params, x, tau)
+        k2 = state_derivative(params, x + 0.5 * h * k1, tau)
+        k3 = state_derivative(params, x + 0.5 * h * k2, tau)
+        k4 = state_derivative(params, x + h * k3, tau)
+        x = x + h / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
+    return x
+
+
 @pytest.mark.parametrize("substeps", [1, 2, 3, 4])
-def test_rk4_scalar_equals_step(substeps):
+def test_rk4_kernel_and_step_equal_a_numpy_rk4(substeps):
     rng = np.random.default_rng(100 + substeps)
     for _ in range(25):
         params = random_params(rng)
         x = np.concatenate([rng.uniform(-4, 4, 2), rng.uniform(-6, 6, 2)])
         tau = rng.uniform(-10, 10, 2)
         dt = rng.uniform(0.001, 0.05)
-        got = rk4_scalar(
-            params, tuple(float(v) for v in x), tuple(float(v) for v in tau), dt, substeps
-        )
+        got = rk4(arm_vector(params), *x.tolist(), *tau.tolist(), dt, substeps)
         assert isinstance(got, tuple)
         assert len(got) == 4
         assert all(isinstance(v, float) for v in got)
-        want = step(params, x, tau, dt, substeps)
+        want = _numpy_rk4(params, x, tau, dt, substeps)
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(step(params, x, tau, dt, substeps), want, rtol=1e-12, atol=1e-12)
 
 
-def test_rk4_scalar_conserves_like_step():
+def test_rk4_kernel_conserves_like_step():
     x = tuple(X0_CHAOTIC)
+    arm = arm_vector(FRICTIONLESS)
     for _ in range(100):
-        x = rk4_scalar(FRICTIONLESS, x, (0.0, 0.0), DT, 4)
+        x = rk4(arm, *x, 0.0, 0.0, DT, 4)
     e0 = float(total_energy(FRICTIONLESS, X0_CHAOTIC))
     assert abs(float(total_energy(FRICTIONLESS, np.array(x))) - e0) < 1e-6 * abs(e0)
 

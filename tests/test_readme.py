@@ -57,7 +57,8 @@ def test_python_block_runs(
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
     monkeypatch.chdir(tmp_path)  # a block that writes files writes them here
     namespace: dict[str, object] = {"__name__": "__readme__"}
-    exec(compile(code, f"{page.name}:{line}", "exec"), namespace)
+    # dont_inherit: the block runs as a script would, without this module's __future__ imports
+    exec(compile(code, f"{page.name}:{line}", "exec", dont_inherit=True), namespace)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))

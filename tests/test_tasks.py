@@ -127,8 +127,8 @@ def test_reach_dense_reward_is_cone_plus_gaussian_minus_control_cost(action):
 )
 def test_reach_near_term_is_sharp_across_the_success_disc(dist, near):
     task = twolink_gym.ReachTask()
-    terms = task.distance_terms(np.array([dist]))
-    assert terms["reward_near"][0] == pytest.approx(near, rel=1e-12)
+    # the near term alone: the reward with the cone's -d added back
+    assert task.reward_at_distance(dist, {}) + dist == pytest.approx(near, rel=1e-12, abs=1e-15)
     # the reward is larger on the target than anywhere else, and falls fastest
     # across the success disc: the gradient of the near term peaks at d = σ
     ds = np.linspace(0.0, 0.3, 3001)

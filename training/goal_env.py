@@ -121,7 +121,7 @@ class GoalObservationVecEnv(VecEnvWrapper):
     """
 
     def __init__(self, venv: VecEnv, task: Task, split: GoalSplit) -> None:
-        if not hasattr(task, "reward_at_distance") or not hasattr(task, "goal_free_terms"):
+        if not hasattr(task, "reward_at_distance") or not hasattr(task, "goal_free_term_names"):
             raise ValueError(
                 f"env.goal_observation: task {task.name!r} has no goal-conditioned reward"
             )
@@ -167,7 +167,7 @@ class GoalObservationVecEnv(VecEnvWrapper):
         dist = np.sqrt(np.sum(delta * delta, axis=-1))
         infos = [info] if isinstance(info, dict) else list(info)
         terms: dict[str, Any] = {}
-        for key in self.task.goal_free_terms(0.0, 0.0):  # type: ignore[attr-defined]
+        for key in self.task.goal_free_term_names():  # type: ignore[attr-defined]
             if not all(key in i for i in infos):
                 raise ValueError(
                     f"compute_reward needs each transition's {key!r} in its info; with SB3's "

@@ -4,7 +4,10 @@
 ``TwoLinkBalance-v0`` and the generic ``TwoLink-v0`` (task chosen by its
 ``task`` keyword) with Gymnasium (see :mod:`twolink_gym.registration`). The physics
 (:mod:`twolink_gym.dynamics`, :mod:`twolink_gym.kinematics`,
-:mod:`twolink_gym.integrators`) is pure numpy and usable on its own.
+:mod:`twolink_gym.integrators`) is usable on its own: batched numpy functions
+over compiled per-arm kernels (numba). A task is written once, as a compiled
+task kernel (:func:`task_kernel`); :mod:`twolink_gym.kernel` steps any number
+of arms with it.
 """
 
 from twolink_gym.dynamics import (
@@ -26,7 +29,7 @@ from twolink_gym.dynamics import (
     total_energy,
 )
 from twolink_gym.env import TwoLinkEnv
-from twolink_gym.integrators import rk4_scalar, step
+from twolink_gym.integrators import step
 from twolink_gym.kinematics import (
     forward_kinematics,
     inverse_kinematics,
@@ -39,7 +42,7 @@ from twolink_gym.kinematics import (
 from twolink_gym.params import ArmParams
 from twolink_gym.registration import register_envs
 from twolink_gym.simulation import DecodedObservation, decode_observation, encode_state
-from twolink_gym.tasks import TASKS, BalanceTask, ReachTask, Task, make_task
+from twolink_gym.tasks import TASKS, BalanceTask, ReachTask, Task, make_task, task_kernel
 from twolink_gym.vector_env import TwoLinkVectorEnv
 
 __version__ = "0.1.0"
@@ -78,9 +81,9 @@ __all__ = [
     "potential_energy",
     "project_to_workspace",
     "register_envs",
-    "rk4_scalar",
     "state_derivative",
     "step",
+    "task_kernel",
     "tip_position",
     "tip_velocity",
     "total_energy",

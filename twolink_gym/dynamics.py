@@ -11,10 +11,14 @@ Every function is batched over leading axes: ``q`` and ``dq`` have shape
 ``(2,)`` or ``(..., 2)``, ``state`` has shape ``(4,)`` or ``(..., 4)``, and the
 outputs have the matching leading shape. Parameters are shared by the batch.
 
-The equations are written exactly once, component-wise, in the private
-``_accelerations`` function; the trigonometric functions are passed in, so the
-same code runs on numpy arrays (batched) and on Python floats (the scalar fast
-path of the single environment).
+The equations are written exactly once, component-wise, in the compiled
+kernels :func:`mass_matrix_entries`, :func:`bias_torques`,
+:func:`accelerations` and :func:`energies` (numba; see
+:mod:`twolink_gym._jit`); they take the arm as an *arm vector*
+(:data:`ARM_VECTOR_FIELDS`), so a batch of arms with different parameters runs
+in one compiled loop. The step kernel of the environments calls them per arm,
+and the batched functions of this module run them in compiled loops over
+flattened arrays.
 """
 
 from __future__ import annotations
@@ -22,21 +26,25 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from twolink_gym._arrays import as_vectors
+from twolink_gym._jit import kernel, sincos
 from twolink_gym.params import ArmParams
 
 __all__ = [
-    "Coefficients",
+    "ARM_VECTOR_FIELDS",
     "Equilibrium",
-    "coefficients",
+    "accelerations",
+    "arm_vector",
+    "arm_vectors",
     "coriolis_forces",
     "coriolis_matrix",
+    "energies",
     "energy",
     "equilibria",
     "forward_dynamics",
@@ -47,6 +55,7 @@ __all__ = [
     "kinetic_energy",
     "linearize",
     "mass_matrix",
+    "mass_matrix_entries",
     "potential_energy",
     "state_derivative",
     "total_energy",
@@ -54,81 +63,179 @@ __all__ = [
 
 Array = NDArray[Any]
 
-
-@dataclasses.dataclass(frozen=True)
-class Coefficients:
-    """Lumped constants of the equations of motion (derived from :class:`ArmParams`).
-
-    With ``c2 = cos q2``: ``M11 = a + 2 b c2``, ``M12 = d + b c2``, ``M22 = d``;
-    ``h = -b sin q2``; ``G1 = g1 cos q1 + g2 cos(q1 + q2)``, ``G2 = g2 cos(q1 + q2)``.
-
-    Attributes
-    ----------
-    a : float
-        ``m1 lc1² + m2 (l1² + lc2²) + I1 + I2`` [kg·m²].
-    b : float
-        ``m2 l1 lc2`` [kg·m²].
-    d : float
-        ``m2 lc2² + I2`` [kg·m²].
-    g1 : float
-        ``(m1 lc1 + m2 l1) g`` [N·m].
-    g2 : float
-        ``m2 lc2 g`` [N·m].
-    f1, f2 : float
-        Viscous friction coefficients [N·m·s/rad].
-    """
-
-    a: float
-    b: float
-    d: float
-    g1: float
-    g2: float
-    f1: float
-    f2: float
+#: The entries of an arm vector, the compiled kernels' form of :class:`ArmParams`.
+#: With ``c2 = cos q2``: ``M11 = a + 2 b c2``, ``M12 = d + b c2``, ``M22 = d``;
+#: ``h = -b sin q2``; ``G1 = g1 cos q1 + g2 cos(q1 + q2)``, ``G2 = g2 cos(q1 + q2)``;
+#: ``f1``, ``f2`` are the viscous friction coefficients; ``l1``, ``l2`` the link
+#: lengths (for the kinematics).
+#:
+#: ========  =========================================  ========
+#: entry     value                                      unit
+#: ========  =========================================  ========
+#: ``a``     ``m1 lc1² + m2 (l1² + lc2²) + I1 + I2``    kg·m²
+#: ``b``     ``m2 l1 lc2``                              kg·m²
+#: ``d``     ``m2 lc2² + I2``                           kg·m²
+#: ``g1``    ``(m1 lc1 + m2 l1) g``                     N·m
+#: ``g2``    ``m2 lc2 g``                               N·m
+#: ``f1``    ``friction1``                              N·m·s/rad
+#: ``f2``    ``friction2``                              N·m·s/rad
+#: ``l1``    ``l1``                                     m
+#: ``l2``    ``l2``                                     m
+#: ========  =========================================  ========
+ARM_VECTOR_FIELDS = ("a", "b", "d", "g1", "g2", "f1", "f2", "l1", "l2")
+# indices into an arm vector (compile-time constants in the kernels)
+_A, _B, _D, _G1, _G2, _F1, _F2, L1, L2 = range(len(ARM_VECTOR_FIELDS))
 
 
 @functools.lru_cache(maxsize=256)
-def coefficients(params: ArmParams) -> Coefficients:
-    """Return the lumped constants of ``params`` (cached; params are immutable)."""
+def _arm_vector(params: ArmParams) -> Array:
     p = params
-    return Coefficients(
-        a=p.m1 * p.lc1**2 + p.m2 * (p.l1**2 + p.lc2**2) + p.I1 + p.I2,
-        b=p.m2 * p.l1 * p.lc2,
-        d=p.m2 * p.lc2**2 + p.I2,
-        g1=(p.m1 * p.lc1 + p.m2 * p.l1) * p.gravity,
-        g2=p.m2 * p.lc2 * p.gravity,
-        f1=p.friction1,
-        f2=p.friction2,
+    vec = np.array(
+        [
+            p.m1 * p.lc1**2 + p.m2 * (p.l1**2 + p.lc2**2) + p.I1 + p.I2,
+            p.m2 * p.l1 * p.lc2,
+            p.m2 * p.lc2**2 + p.I2,
+            (p.m1 * p.lc1 + p.m2 * p.l1) * p.gravity,
+            p.m2 * p.lc2 * p.gravity,
+            p.friction1,
+            p.friction2,
+            p.l1,
+            p.l2,
+        ]
     )
+    vec.flags.writeable = False
+    return vec
 
 
-def _accelerations(
-    k: Coefficients,
-    q1: Any,
-    q2: Any,
-    dq1: Any,
-    dq2: Any,
-    tau1: Any,
-    tau2: Any,
-    cos: Callable[[Any], Any],
-    sin: Callable[[Any], Any],
-) -> tuple[Any, Any]:
-    """Joint accelerations, component-wise; the one copy of the equations of motion.
+def arm_vector(params: ArmParams) -> Array:
+    """The arm vector of ``params`` (see :data:`ARM_VECTOR_FIELDS`), shape ``(9,)``, read-only."""
+    return _arm_vector(params)
 
-    Works on Python floats (``cos=math.cos``) and on numpy arrays
-    (``cos=np.cos``) alike. The 2x2 solve is done in closed form.
+
+def arm_vectors(params: ArmParams | Sequence[ArmParams], n: int) -> Array:
+    """Arm vectors of ``n`` copies, shape ``(n, 9)`` (C-contiguous, writeable).
+
+    Parameters
+    ----------
+    params : ArmParams or sequence of ArmParams
+        One arm for every copy, or one per copy.
+    n : int
+        Number of copies.
+
+    Raises
+    ------
+    ValueError
+        If a sequence does not have ``n`` entries.
     """
-    c2 = cos(q2)
-    h = -k.b * sin(q2)
-    c12 = cos(q1 + q2)
-    m11 = k.a + 2.0 * k.b * c2
-    m12 = k.d + k.b * c2
-    m22 = k.d
-    # right-hand side: tau - C dq - G - F dq
-    r1 = tau1 - h * (2.0 * dq1 * dq2 + dq2 * dq2) - k.g1 * cos(q1) - k.g2 * c12 - k.f1 * dq1
-    r2 = tau2 + h * dq1 * dq1 - k.g2 * c12 - k.f2 * dq2
+    if isinstance(params, ArmParams):
+        return np.tile(_arm_vector(params), (n, 1))
+    if len(params) != n:
+        raise ValueError(f"params must be one ArmParams or a sequence of {n}, got {len(params)}")
+    return np.array([_arm_vector(p) for p in params])
+
+
+# -- kernels: the equations of motion, written once, component-wise -------------
+@kernel()
+def mass_matrix_entries(arm: Array, c2: Any) -> tuple[Any, Any, Any]:
+    """``(M11, M12, M22)`` of the inertia matrix [kg·m²] at ``c2 = cos q2``."""
+    return arm[_A] + 2.0 * arm[_B] * c2, arm[_D] + arm[_B] * c2, arm[_D] + 0.0 * c2
+
+
+@kernel()
+def bias_torques(arm: Array, c1: Any, c12: Any, s2: Any, dq1: Any, dq2: Any) -> tuple[Any, Any]:
+    """``C(q, dq) dq + G(q) + F dq`` [N·m], from ``cos q1``, ``cos(q1 + q2)``, ``sin q2``."""
+    h = -arm[_B] * s2
+    g12 = arm[_G2] * c12
+    b1 = h * (2.0 * dq1 * dq2 + dq2 * dq2) + arm[_G1] * c1 + g12 + arm[_F1] * dq1
+    b2 = -h * dq1 * dq1 + g12 + arm[_F2] * dq2
+    return b1, b2
+
+
+@kernel()
+def accelerations(
+    arm: Array, q1: Any, q2: Any, dq1: Any, dq2: Any, tau1: Any, tau2: Any
+) -> tuple[Any, Any]:
+    """Joint accelerations ``M⁻¹ (tau - C dq - G - F dq)`` [rad/s²] of one arm.
+
+    The one copy of the equations of motion: the step kernel, the integrators
+    and the batched functions of this module all call it. Float or complex
+    scalars (complex for :func:`linearize`'s complex step); the 2x2 system is
+    solved in closed form.
+
+    Parameters
+    ----------
+    arm : ndarray, shape (9,)
+        The arm vector (:func:`arm_vector`).
+    q1, q2, dq1, dq2 : float
+        State [rad, rad, rad/s, rad/s].
+    tau1, tau2 : float
+        Joint torques [N·m].
+    """
+    s1, c1 = sincos(q1)
+    s2, c2 = sincos(q2)
+    c12 = c1 * c2 - s1 * s2
+    m11, m12, m22 = mass_matrix_entries(arm, c2)
+    b1, b2 = bias_torques(arm, c1, c12, s2, dq1, dq2)
+    r1 = tau1 - b1
+    r2 = tau2 - b2
     det = m11 * m22 - m12 * m12
     return (m22 * r1 - m12 * r2) / det, (m11 * r2 - m12 * r1) / det
+
+
+@kernel()
+def energies(arm: Array, q1: Any, q2: Any, dq1: Any, dq2: Any) -> tuple[Any, Any]:
+    """Kinetic and potential energy ``(K, V)`` [J] of one arm (V = 0 at the base's height)."""
+    s1, c1 = sincos(q1)
+    s2, c2 = sincos(q2)
+    s12 = s1 * c2 + c1 * s2
+    m11, m12, m22 = mass_matrix_entries(arm, c2)
+    kin = 0.5 * (m11 * dq1 * dq1 + 2.0 * m12 * dq1 * dq2 + m22 * dq2 * dq2)
+    return kin, arm[_G1] * s1 + arm[_G2] * s12
+
+
+# -- compiled loops of the kernels over flat arrays (the batched functions) --------
+@kernel()
+def _accelerations_loop(
+    arm: Array, q1: Array, q2: Array, dq1: Array, dq2: Array, t1: Array, t2: Array, out: Array
+) -> None:
+    for i in range(q1.shape[0]):
+        out[i, 0], out[i, 1] = accelerations(arm, q1[i], q2[i], dq1[i], dq2[i], t1[i], t2[i])
+
+
+@kernel()
+def _energies_loop(arm: Array, q1: Array, q2: Array, dq1: Array, dq2: Array, out: Array) -> None:
+    for i in range(q1.shape[0]):
+        out[i, 0], out[i, 1] = energies(arm, q1[i], q2[i], dq1[i], dq2[i])
+
+
+@kernel()
+def _inverse_dynamics_loop(
+    arm: Array, q1: Array, q2: Array, dq1: Array, dq2: Array, a1: Array, a2: Array, out: Array
+) -> None:
+    for i in range(q1.shape[0]):
+        s1, c1 = sincos(q1[i])
+        s2, c2 = sincos(q2[i])
+        m11, m12, m22 = mass_matrix_entries(arm, c2)
+        b1, b2 = bias_torques(arm, c1, c1 * c2 - s1 * s2, s2, dq1[i], dq2[i])
+        out[i, 0] = m11 * a1[i] + m12 * a2[i] + b1
+        out[i, 1] = m12 * a1[i] + m22 * a2[i] + b2
+
+
+def _flat_components(*arrays: Array) -> tuple[tuple[int, ...], list[Array]]:
+    """Broadcast ``(..., k)`` arrays and split them into contiguous flat components.
+
+    Returns the broadcast leading shape and, for each array, its ``k`` components
+    as C-contiguous 1-D arrays (all float64, or all complex128 if any is complex).
+    """
+    lead = np.broadcast_shapes(*(a.shape[:-1] for a in arrays))
+    dtype = np.complex128 if any(a.dtype.kind == "c" for a in arrays) else np.float64
+    parts: list[Array] = []
+    for a in arrays:
+        full = np.broadcast_to(a, (*lead, a.shape[-1]))
+        parts.extend(
+            np.ascontiguousarray(full[..., j], dtype=dtype).reshape(-1) for j in range(a.shape[-1])
+        )
+    return lead, parts
 
 
 def _split2(value: ArrayLike, name: str) -> tuple[Array, Array]:
@@ -136,8 +243,13 @@ def _split2(value: ArrayLike, name: str) -> tuple[Array, Array]:
     return arr[..., 0], arr[..., 1]
 
 
+def _py(fn: Any) -> Any:
+    """The Python source of a compiled kernel (it runs on numpy arrays when it calls no kernel)."""
+    return getattr(fn, "py_func", fn)
+
+
 def mass_matrix(params: ArmParams, q: ArrayLike) -> Array:
-    """Joint-space inertia matrix ``M(q)``.
+    """Joint-space inertia matrix ``M(q)`` (from :func:`mass_matrix_entries`).
 
     Parameters
     ----------
@@ -150,12 +262,8 @@ def mass_matrix(params: ArmParams, q: ArrayLike) -> Array:
     ndarray, shape (..., 2, 2)
         Symmetric positive definite [kg·m²].
     """
-    k = coefficients(params)
     _, q2 = _split2(q, "q")
-    c2 = np.cos(q2)
-    m11 = k.a + 2.0 * k.b * c2
-    m12 = k.d + k.b * c2
-    m22 = np.broadcast_to(k.d, np.shape(c2)).astype(m11.dtype)
+    m11, m12, m22 = _py(mass_matrix_entries)(arm_vector(params), np.cos(q2))
     return np.stack([np.stack([m11, m12], -1), np.stack([m12, m22], -1)], -2)
 
 
@@ -176,10 +284,9 @@ def coriolis_matrix(params: ArmParams, q: ArrayLike, dq: ArrayLike) -> Array:
     ndarray, shape (..., 2, 2)
         [kg·m²/s]; ``C @ dq`` is the velocity-product torque [N·m].
     """
-    k = coefficients(params)
     _, q2 = _split2(q, "q")
     dq1, dq2 = _split2(dq, "dq")
-    h = -k.b * np.sin(q2)
+    h = -arm_vector(params)[_B] * np.sin(q2)
     c11 = h * dq2
     c12 = h * (dq1 + dq2)
     c21 = -h * dq1
@@ -190,19 +297,18 @@ def coriolis_matrix(params: ArmParams, q: ArrayLike, dq: ArrayLike) -> Array:
 
 def coriolis_forces(params: ArmParams, q: ArrayLike, dq: ArrayLike) -> Array:
     """Velocity-product torques ``C(q, dq) dq`` [N·m], shape ``(..., 2)``."""
-    k = coefficients(params)
     _, q2 = _split2(q, "q")
     dq1, dq2 = _split2(dq, "dq")
-    h = -k.b * np.sin(q2)
+    h = -arm_vector(params)[_B] * np.sin(q2)
     return np.stack(np.broadcast_arrays(h * (2.0 * dq1 * dq2 + dq2**2), -h * dq1**2), -1)
 
 
 def gravity_torque(params: ArmParams, q: ArrayLike) -> Array:
-    """Gravity torques ``G(q) = dV/dq`` [N·m], shape ``(..., 2)``."""
-    k = coefficients(params)
+    """Gravity torques ``G(q) = dV/dq`` [N·m], shape ``(..., 2)`` (:func:`bias_torques` at rest)."""
     q1, q2 = _split2(q, "q")
-    g2 = k.g2 * np.cos(q1 + q2)
-    return np.stack([k.g1 * np.cos(q1) + g2, g2], -1)
+    zero = np.zeros_like(q1)
+    g1, g2 = _py(bias_torques)(arm_vector(params), np.cos(q1), np.cos(q1 + q2), zero, zero, zero)
+    return np.stack([g1, g2], -1)
 
 
 def gravity_jacobian(params: ArmParams, q: ArrayLike) -> Array:
@@ -213,10 +319,10 @@ def gravity_jacobian(params: ArmParams, q: ArrayLike) -> Array:
     ndarray, shape (..., 2, 2)
         Symmetric.
     """
-    k = coefficients(params)
+    arm = arm_vector(params)
     q1, q2 = _split2(q, "q")
-    s12 = -k.g2 * np.sin(q1 + q2)
-    s11 = -k.g1 * np.sin(q1) + s12
+    s12 = -arm[_G2] * np.sin(q1 + q2)
+    s11 = -arm[_G1] * np.sin(q1) + s12
     return np.stack([np.stack([s11, s12], -1), np.stack([s12, s12], -1)], -2)
 
 
@@ -227,7 +333,7 @@ def friction_torque(params: ArmParams, dq: ArrayLike) -> Array:
 
 
 def forward_dynamics(params: ArmParams, q: ArrayLike, dq: ArrayLike, tau: ArrayLike) -> Array:
-    """Joint accelerations ``ddq = M⁻¹ (tau - C dq - G - F dq)``.
+    """Joint accelerations ``ddq = M⁻¹ (tau - C dq - G - F dq)`` (:func:`accelerations`).
 
     Parameters
     ----------
@@ -240,13 +346,14 @@ def forward_dynamics(params: ArmParams, q: ArrayLike, dq: ArrayLike, tau: ArrayL
     Returns
     -------
     ndarray, shape (..., 2)
-        Joint accelerations [rad/s²] (leading axes broadcast).
+        Joint accelerations [rad/s²] (leading axes broadcast; complex for
+        complex inputs).
     """
-    q1, q2 = _split2(q, "q")
-    dq1, dq2 = _split2(dq, "dq")
-    t1, t2 = _split2(tau, "tau")
-    a1, a2 = _accelerations(coefficients(params), q1, q2, dq1, dq2, t1, t2, np.cos, np.sin)
-    return np.stack(np.broadcast_arrays(a1, a2), -1)
+    arrays = (as_vectors(q, 2, "q"), as_vectors(dq, 2, "dq"), as_vectors(tau, 2, "tau"))
+    lead, parts = _flat_components(*arrays)
+    out = np.empty((parts[0].shape[0], 2), dtype=parts[0].dtype)
+    _accelerations_loop(arm_vector(params), *parts[:6], out)  # type: ignore[call-arg]
+    return out.reshape(*lead, 2)
 
 
 def inverse_dynamics(params: ArmParams, q: ArrayLike, dq: ArrayLike, ddq: ArrayLike) -> Array:
@@ -258,14 +365,11 @@ def inverse_dynamics(params: ArmParams, q: ArrayLike, dq: ArrayLike, ddq: ArrayL
     q, dq, ddq : array_like, shape (..., 2)
         Joint angles [rad], velocities [rad/s] and accelerations [rad/s²].
     """
-    ddq = as_vectors(ddq, 2, "ddq")
-    m = mass_matrix(params, q)
-    return (
-        np.einsum("...ij,...j->...i", m, ddq)
-        + coriolis_forces(params, q, dq)
-        + gravity_torque(params, q)
-        + friction_torque(params, dq)
-    )
+    arrays = (as_vectors(q, 2, "q"), as_vectors(dq, 2, "dq"), as_vectors(ddq, 2, "ddq"))
+    lead, parts = _flat_components(*arrays)
+    out = np.empty((parts[0].shape[0], 2), dtype=parts[0].dtype)
+    _inverse_dynamics_loop(arm_vector(params), *parts[:6], out)  # type: ignore[call-arg]
+    return out.reshape(*lead, 2)
 
 
 def state_derivative(params: ArmParams, state: ArrayLike, tau: ArrayLike) -> Array:
@@ -285,22 +389,21 @@ def state_derivative(params: ArmParams, state: ArrayLike, tau: ArrayLike) -> Arr
         ``[dq1, dq2, ddq1, ddq2]``.
     """
     x = as_vectors(state, 4, "state")
-    t1, t2 = _split2(tau, "tau")
-    a1, a2 = _accelerations(
-        coefficients(params), x[..., 0], x[..., 1], x[..., 2], x[..., 3], t1, t2, np.cos, np.sin
-    )
-    return np.stack(np.broadcast_arrays(x[..., 2], x[..., 3], a1, a2), -1)
+    ddq = forward_dynamics(params, x[..., :2], x[..., 2:], tau)
+    return np.concatenate(np.broadcast_arrays(x[..., 2:], ddq), -1)
+
+
+def energy(params: ArmParams, q: ArrayLike, dq: ArrayLike) -> tuple[Array, Array]:
+    """Kinetic and potential energy ``(K, V)`` [J] (:func:`energies`), each of shape ``(...)``."""
+    lead, parts = _flat_components(as_vectors(q, 2, "q"), as_vectors(dq, 2, "dq"))
+    out = np.empty((parts[0].shape[0], 2), dtype=parts[0].dtype)
+    _energies_loop(arm_vector(params), *parts[:4], out)  # type: ignore[call-arg]
+    return out[:, 0].reshape(lead), out[:, 1].reshape(lead)
 
 
 def kinetic_energy(params: ArmParams, q: ArrayLike, dq: ArrayLike) -> Array:
     """Kinetic energy ``½ dqᵀ M(q) dq`` [J], shape ``(...)``."""
-    k = coefficients(params)
-    _, q2 = _split2(q, "q")
-    dq1, dq2 = _split2(dq, "dq")
-    c2 = np.cos(q2)
-    m11 = k.a + 2.0 * k.b * c2
-    m12 = k.d + k.b * c2
-    return 0.5 * (m11 * dq1**2 + 2.0 * m12 * dq1 * dq2 + k.d * dq2**2)
+    return energy(params, q, dq)[0]
 
 
 def potential_energy(params: ArmParams, q: ArrayLike) -> Array:
@@ -308,18 +411,8 @@ def potential_energy(params: ArmParams, q: ArrayLike) -> Array:
 
     ``V = m1 g lc1 sin q1 + m2 g (l1 sin q1 + lc2 sin(q1 + q2))``.
     """
-    k = coefficients(params)
-    q1, q2 = _split2(q, "q")
-    return k.g1 * np.sin(q1) + k.g2 * np.sin(q1 + q2)
-
-
-def energy(params: ArmParams, q: ArrayLike, dq: ArrayLike) -> tuple[Array, Array]:
-    """Kinetic and potential energy ``(K, V)`` [J], each of shape ``(...)``."""
-    kin, pot = kinetic_energy(params, q, dq), potential_energy(params, q)
-    if np.shape(pot) != np.shape(kin):
-        # V depends on q only; give it the leading shape of q and dq broadcast, like K
-        pot = np.broadcast_to(pot, np.shape(kin)).copy()
-    return kin, pot
+    q = as_vectors(q, 2, "q")
+    return energy(params, q, np.zeros_like(q))[1]
 
 
 def total_energy(params: ArmParams, state: ArrayLike) -> Array:

@@ -11,6 +11,7 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
+from twolink_gym.kernel import step_kernels
 from twolink_gym.params import ArmParams
 from twolink_gym.simulation import (
     DEFAULT_MAX_SPEED,
@@ -99,14 +100,34 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         self.observation_space = spaces.Box(low, high, dtype=np.float32)
         self.action_space = spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float32)
 
+        # the kernel's arrays, updated in place (never rebound: _step_args holds them)
+        self._arm = self.sim.arms(None, 1)
         self._state = np.zeros((1, 4))
         self._goal = np.zeros((1, self.sim.task.goal_size))
         self._last_action = np.zeros((1, 2))
+        self._buffers = self.sim.buffers(1)
+        b = self._buffers
+        self._step = step_kernels(self.sim.task.kernel).step
+        self._step_args = (
+            self._arm,
+            self.sim.config,
+            self.sim.options,
+            self._state,
+            self._last_action,
+            self._goal,
+            b.obs,
+            b.out,
+            b.terms,
+            b.extras,
+        )
+        self._reported = tuple(
+            (name, self.sim.task.term_names.index(name)) for name in self.sim.task.reported_terms()
+        )
         self._steps = 0
         self._last_reward = 0.0
         self._renderer: Any = None
         # valid right after __init__: an episode drawn from an unseeded generator
-        self._state, self._goal = self.sim.initial_conditions([self.np_random], None, 1)
+        self._start(None)
 
     # -- properties ------------------------------------------------------
     @property
@@ -134,83 +155,59 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
     ) -> tuple[ObsType, dict[str, Any]]:
         """Start an episode (see the class notes for ``options``)."""
         super().reset(seed=seed)
-        self._state, self._goal = self.sim.initial_conditions([self.np_random], options, 1)
-        self._last_action = np.zeros((1, 2))
-        self._steps = 0
-        self._last_reward = 0.0
-        outcome = self.sim.evaluate(self._state, self._goal, self._last_action)
-        info = self._info(outcome)
+        self._start(options)
         if self._renderer is not None:
             self._renderer.reset_trail()
         if self.render_mode == "human":
             self.render()
-        return self.sim.observe(self._state, self._goal)[0], info
+        return self._buffers.obs[0].copy(), self._info()
+
+    def _start(self, options: dict[str, Any] | None) -> None:
+        state, goal = self.sim.initial_conditions([self.np_random], options, 1)
+        self._state[:] = state
+        self._goal[:] = goal
+        self._last_action[:] = 0.0
+        self._steps = 0
+        self._last_reward = 0.0
+        self.sim.observe_into(self._arm, self._state, self._goal, self._buffers)
 
     def step(self, action: Any) -> tuple[ObsType, float, bool, bool, dict[str, Any]]:
         """Apply a normalised torque for one control period."""
-        if self.sim.has_fast_path:
-            return self._step_scalar(action)
-        a = self.sim.check_action(action, (2,))[None, :]
-        self._state = self.sim.advance(self._state, a)
-        self._last_action = a
-        self._steps += 1
-        outcome = self.sim.evaluate(self._state, self._goal, a)
-        obs = self.sim.observe(self._state, self._goal)[0]
-        info = self._info(outcome)
-        self._last_reward = float(outcome.reward[0])
-        if self.render_mode == "human":
-            self.render()
-        return obs, float(outcome.reward[0]), bool(outcome.terminated[0]), False, info
-
-    def _step_scalar(self, action: Any) -> tuple[ObsType, float, bool, bool, dict[str, Any]]:
-        """:meth:`step` on Python floats (:meth:`Simulation.step_scalar`); same results.
-
-        A numpy call on an array of 2 or 4 numbers costs more than the arithmetic,
-        so the per-step work runs on floats; the outputs have the same types and
-        values (to round-off) as the batched path.
-        """
         if type(action) is np.ndarray and action.shape == (2,) and action.dtype.kind == "f":
             a1, a2 = action.tolist()
             if not (math.isfinite(a1) and math.isfinite(a2)):
                 self.sim.check_action(action, (2,))  # raises the ValueError
         else:
             a1, a2 = self.sim.check_action(action, (2,)).tolist()
-        a1 = -1.0 if a1 < -1.0 else (1.0 if a1 > 1.0 else a1)
-        a2 = -1.0 if a2 < -1.0 else (1.0 if a2 > 1.0 else a2)
-        goal = self._goal[0]
-        x, f, out, obs = self.sim.step_scalar(self._state[0].tolist(), goal.tolist(), a1, a2)
-        # in place (cheaper than new arrays); every reader copies or converts them
-        self._state[0] = x
-        self._last_action[0] = (a1, a2)
+        # clipped to [-1, 1] (documented), on floats: cheaper than numpy on 2 numbers
+        last = self._last_action[0]
+        last[0] = -1.0 if a1 < -1.0 else (1.0 if a1 > 1.0 else a1)
+        last[1] = -1.0 if a2 < -1.0 else (1.0 if a2 > 1.0 else a2)
+        self._step(*self._step_args)
         self._steps += 1
-        reward = out.reward
-        info: dict[str, Any] = {
-            "state": np.array(x),
-            "tip": np.array((f.tip_x, f.tip_y)),
-            "distance": out.distance,
-            "is_success": out.success,
-            "time": self._steps * self.sim.dt,
-        }
-        if goal.shape[0]:
-            info["target"] = goal.copy()
-        info.update(out.terms)
-        self._last_reward = reward
+        row = self._buffers.out[0].tolist()
+        self._last_reward = reward = row[0]
         if self.render_mode == "human":
             self.render()
-        return obs, reward, out.terminated, False, info
+        return self._buffers.obs[0].copy(), reward, row[4] != 0.0, False, self._info(row)
 
-    def _info(self, outcome: Any) -> dict[str, Any]:
+    def _info(self, row: list[float] | None = None) -> dict[str, Any]:
+        """The info dict of the current state, from the kernel's outcome row ``row``."""
+        if row is None:
+            row = self._buffers.out[0].tolist()
+        _, distance, tip_x, tip_y, _, success = row
         info: dict[str, Any] = {
             "state": self._state[0].copy(),
-            "tip": outcome.tip[0],
-            "distance": float(outcome.distance[0]),
-            "is_success": bool(outcome.success[0]),
+            "tip": np.array((tip_x, tip_y)),
+            "distance": distance,
+            "is_success": success != 0.0,
             "time": self._steps * self.sim.dt,
         }
         if self.sim.task.goal_size:
             info["target"] = self._goal[0].copy()
-        for key, value in outcome.terms.items():
-            info[key] = float(value[0])
+        terms = self._buffers.terms[0].tolist()
+        for name, j in self._reported:
+            info[name] = terms[j]
         return info
 
     # -- rendering -------------------------------------------------------

@@ -10,78 +10,42 @@ the drift by about 30).
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
-from typing import Any
-
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from twolink_gym._arrays import as_vectors, positive_integer, positive_number
-from twolink_gym.dynamics import Coefficients, _accelerations, coefficients
+from twolink_gym._jit import kernel
+from twolink_gym.dynamics import accelerations, arm_vector
 from twolink_gym.params import ArmParams
 
-__all__ = ["rk4_components", "rk4_scalar", "step"]
+__all__ = ["rk4", "step"]
 
 
-def rk4_components(
-    k: Coefficients,
-    q1: Any,
-    q2: Any,
-    dq1: Any,
-    dq2: Any,
-    tau1: Any,
-    tau2: Any,
+@kernel()
+def rk4(
+    arm: NDArray[np.float64],
+    q1: float,
+    q2: float,
+    dq1: float,
+    dq2: float,
+    tau1: float,
+    tau2: float,
     dt: float,
     substeps: int,
-    cos: Callable[[Any], Any],
-    sin: Callable[[Any], Any],
-) -> tuple[Any, Any, Any, Any]:
-    """Advance the state component-wise by ``substeps`` RK4 steps of ``dt / substeps``.
-
-    One implementation for two backends: Python floats with ``math.cos`` and
-    ``math.sin`` (the scalar fast path), or numpy arrays with ``np.cos`` and
-    ``np.sin`` (batched). The accelerations come from the single copy of the
-    equations of motion in :mod:`twolink_gym.dynamics`.
-
-    Returns
-    -------
-    tuple
-        ``(q1, q2, dq1, dq2)`` after the step.
-    """
-    h = dt / substeps
-    half = 0.5 * h
-    sixth = h / 6.0
-    for _ in range(substeps):
-        a1, b1 = _accelerations(k, q1, q2, dq1, dq2, tau1, tau2, cos, sin)
-        v1, w1 = dq1 + half * a1, dq2 + half * b1
-        a2, b2 = _accelerations(k, q1 + half * dq1, q2 + half * dq2, v1, w1, tau1, tau2, cos, sin)
-        v2, w2 = dq1 + half * a2, dq2 + half * b2
-        a3, b3 = _accelerations(k, q1 + half * v1, q2 + half * w1, v2, w2, tau1, tau2, cos, sin)
-        v3, w3 = dq1 + h * a3, dq2 + h * b3
-        a4, b4 = _accelerations(k, q1 + h * v2, q2 + h * w2, v3, w3, tau1, tau2, cos, sin)
-        q1 = q1 + sixth * (dq1 + 2.0 * (v1 + v2) + v3)
-        q2 = q2 + sixth * (dq2 + 2.0 * (w1 + w2) + w3)
-        dq1 = dq1 + sixth * (a1 + 2.0 * (a2 + a3) + a4)
-        dq2 = dq2 + sixth * (b1 + 2.0 * (b2 + b3) + b4)
-    return q1, q2, dq1, dq2
-
-
-def rk4_scalar(
-    params: ArmParams,
-    state: tuple[float, float, float, float],
-    tau: tuple[float, float],
-    dt: float,
-    substeps: int = 1,
 ) -> tuple[float, float, float, float]:
-    """Scalar fast path of :func:`step` on Python floats (no numpy overhead).
+    """Advance one arm by ``substeps`` RK4 steps of ``dt / substeps`` (compiled kernel).
+
+    The accelerations come from the single copy of the equations of motion,
+    :func:`twolink_gym.dynamics.accelerations`; the step kernel of the
+    environments and :func:`step` call this function.
 
     Parameters
     ----------
-    params : ArmParams
-    state : tuple of 4 floats
-        ``(q1, q2, dq1, dq2)`` [rad, rad, rad/s, rad/s].
-    tau : tuple of 2 floats
+    arm : ndarray, shape (9,)
+        The arm vector (:func:`twolink_gym.dynamics.arm_vector`).
+    q1, q2, dq1, dq2 : float
+        State [rad, rad, rad/s, rad/s].
+    tau1, tau2 : float
         Joint torques [N·m], held over the step.
     dt : float
         Step length [s].
@@ -91,12 +55,38 @@ def rk4_scalar(
     Returns
     -------
     tuple of 4 floats
-        The next state.
+        ``(q1, q2, dq1, dq2)`` after the step.
     """
-    q1, q2, dq1, dq2 = state
-    return rk4_components(
-        coefficients(params), q1, q2, dq1, dq2, tau[0], tau[1], dt, substeps, math.cos, math.sin
-    )
+    h = dt / substeps
+    half = 0.5 * h
+    sixth = h / 6.0
+    for _ in range(substeps):
+        a1, b1 = accelerations(arm, q1, q2, dq1, dq2, tau1, tau2)
+        v1, w1 = dq1 + half * a1, dq2 + half * b1
+        a2, b2 = accelerations(arm, q1 + half * dq1, q2 + half * dq2, v1, w1, tau1, tau2)
+        v2, w2 = dq1 + half * a2, dq2 + half * b2
+        a3, b3 = accelerations(arm, q1 + half * v1, q2 + half * w1, v2, w2, tau1, tau2)
+        v3, w3 = dq1 + h * a3, dq2 + h * b3
+        a4, b4 = accelerations(arm, q1 + h * v2, q2 + h * w2, v3, w3, tau1, tau2)
+        q1 = q1 + sixth * (dq1 + 2.0 * (v1 + v2) + v3)
+        q2 = q2 + sixth * (dq2 + 2.0 * (w1 + w2) + w3)
+        dq1 = dq1 + sixth * (a1 + 2.0 * (a2 + a3) + a4)
+        dq2 = dq2 + sixth * (b1 + 2.0 * (b2 + b3) + b4)
+    return q1, q2, dq1, dq2
+
+
+@kernel()
+def _rk4_loop(
+    arm: NDArray[np.float64],
+    x: NDArray[np.float64],
+    u: NDArray[np.float64],
+    dt: float,
+    substeps: int,
+) -> None:
+    for i in range(x.shape[0]):
+        x[i, 0], x[i, 1], x[i, 2], x[i, 3] = rk4(
+            arm, x[i, 0], x[i, 1], x[i, 2], x[i, 3], u[i, 0], u[i, 1], dt, substeps
+        )
 
 
 def step(
@@ -133,19 +123,10 @@ def step(
     """
     dt = positive_number(dt, "dt")
     substeps = positive_integer(substeps, "substeps")
-    x = as_vectors(state, 4, "state")
-    u = as_vectors(tau, 2, "tau")
-    out = rk4_components(
-        coefficients(params),
-        x[..., 0],
-        x[..., 1],
-        x[..., 2],
-        x[..., 3],
-        u[..., 0],
-        u[..., 1],
-        dt,
-        substeps,
-        np.cos,
-        np.sin,
-    )
-    return np.stack(np.broadcast_arrays(*out), -1)
+    x = as_vectors(state, 4, "state").astype(np.float64)
+    u = as_vectors(tau, 2, "tau").astype(np.float64)
+    lead = np.broadcast_shapes(x.shape[:-1], u.shape[:-1])
+    out = np.ascontiguousarray(np.broadcast_to(x, (*lead, 4))).reshape(-1, 4).copy()
+    torque = np.ascontiguousarray(np.broadcast_to(u, (*lead, 2))).reshape(-1, 2)
+    _rk4_loop(arm_vector(params), out, torque, dt, substeps)
+    return out.reshape(*lead, 4)

@@ -13,6 +13,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from twolink_gym._arrays import as_vectors
+from twolink_gym._jit import kernel
+from twolink_gym.dynamics import L1, L2
 from twolink_gym.params import ArmParams
 
 __all__ = [
@@ -21,6 +23,7 @@ __all__ = [
     "inverse_kinematics",
     "jacobian",
     "project_to_workspace",
+    "tip_from_trig",
     "tip_position",
     "tip_velocity",
     "wrap_angle",
@@ -28,6 +31,16 @@ __all__ = [
 
 Array = NDArray[Any]
 ElbowBranch = Literal["up", "down"]
+
+
+@kernel()
+def tip_from_trig(arm: Array, c1: float, s1: float, c12: float, s12: float) -> tuple[float, float]:
+    """Tip position ``(x, y)`` [m] of one arm from ``cos q1, sin q1, cos(q1+q2), sin(q1+q2)``.
+
+    The compiled kernels' form of :func:`forward_kinematics` (``arm`` is the arm
+    vector of :func:`twolink_gym.dynamics.arm_vector`).
+    """
+    return arm[L1] * c1 + arm[L2] * c12, arm[L1] * s1 + arm[L2] * s12
 
 
 def wrap_angle(angle: ArrayLike) -> Array:

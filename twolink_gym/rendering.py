@@ -354,7 +354,7 @@ class ArmRenderer:
 
     def _target(self, state: NDArray[np.float64], goal: NDArray[np.float64]) -> tuple[Any, ...]:
         """Centre [px], radius [px] and colour of a positional goal."""
-        success = bool(self.task.is_success(self.params, state[None, :], goal[None, :].copy())[0])
+        success = bool(self.task.evaluate(self.params, state[None, :], goal[None, :]).success[0])
         tolerance = float(getattr(self.task, "tolerance", 0.05))
         color = Colors.target_success if success else Colors.target
         return self._px(goal[:2]), self._radius(tolerance, minimum=2), color

@@ -11,16 +11,10 @@ Observation layout (float32), the state encoding followed by the task's extras::
 The encoding is lossless (angles come back with ``atan2``) and
 :func:`decode_observation` inverts it.
 
-Two backends compute a step. The reference is batched numpy over ``(n, 4)``
-state arrays: :func:`twolink_gym.integrators.step` and the task's batched
-methods (:meth:`Simulation.evaluate`, :meth:`Simulation.observe`). The fast
-paths run the same component-wise code (:func:`~twolink_gym.integrators.rk4_components`
-and :meth:`Task.outcome <twolink_gym.tasks.Task.outcome>`) either on Python
-floats (:meth:`Simulation.step_scalar`, used by the single env: numpy calls on
-arrays of 4 numbers cost more than the arithmetic) or on arrays of shape ``(n,)``
-with the trigonometry of the arrival state computed once
-(:meth:`Simulation.evaluate_and_observe`, used by the vector env). They agree
-with the reference to floating-point round-off (``tests/test_fast_paths.py``).
+A step runs the compiled step kernel (:mod:`twolink_gym.kernel`): dynamics,
+RK4, speed limit, the task's kernel and the observation, for one arm (the
+single env) or all copies (the vector env), writing into preallocated
+:class:`StepBuffers`.
 """
 
 from __future__ import annotations
@@ -33,20 +27,19 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from twolink_gym import kernel
 from twolink_gym._arrays import positive_integer, positive_number
-from twolink_gym.dynamics import Coefficients, coefficients
-from twolink_gym.integrators import rk4_components
-from twolink_gym.kinematics import forward_kinematics
+from twolink_gym.dynamics import arm_vectors
 from twolink_gym.params import ArmParams
 from twolink_gym.tasks import Task, make_task
-from twolink_gym.tasks.base import ARRAY_OPS, SCALAR_OPS, ArmFrame, Ops, Outcome
+from twolink_gym.tasks.base import OUT_SIZE, Evaluation
 
 __all__ = [
     "STATE_OBS_NAMES",
     "DecodedObservation",
     "Simulation",
     "SimulationProperties",
-    "StepOutcome",
+    "StepBuffers",
     "decode_observation",
     "encode_state",
 ]
@@ -61,13 +54,6 @@ STATE_OBS_NAMES = ("cos_q1", "sin_q1", "cos_q2", "sin_q2", "dq1", "dq2")
 DEFAULT_MAX_TORQUE = (30.0, 10.0)
 #: Default joint speed limit [rad/s] (3 revolutions per second).
 DEFAULT_MAX_SPEED = 6 * math.pi
-#: Batches up to this size are stepped arm by arm on Python floats by
-#: :meth:`Simulation.step_batch` (faster than numpy for few arms; measured
-#: crossover with ``benchmarks/bench_speed.py``).
-SCALAR_LOOP_MAX_ENVS = 24
-#: :meth:`Simulation.advance` integrates batches in blocks of this many arms (the
-#: RK4 temporaries of a block fit in the CPU cache; measured with the benchmark).
-ADVANCE_BLOCK = 4096
 
 
 def encode_state(state: Array) -> Array:
@@ -131,15 +117,32 @@ def decode_observation(observation: ArrayLike, task: Task) -> DecodedObservation
 
 
 @dataclasses.dataclass(frozen=True)
-class StepOutcome:
-    """Everything a batched step produces besides the new state (all leading axis ``n``)."""
+class StepBuffers:
+    """The arrays the step kernel writes, for ``n`` arms (reused from step to step).
 
-    reward: Array
-    terms: dict[str, Array]
-    terminated: NDArray[np.bool_]
-    success: NDArray[np.bool_]
-    distance: Array
-    tip: Array
+    Attributes
+    ----------
+    obs : ndarray, shape (n, obs_size), float32
+    out : ndarray, shape (n, 6)
+        Reward, distance, tip x, tip y, terminated (0/1), success (0/1): the
+        column constants of :mod:`twolink_gym.tasks.base`.
+    terms : ndarray, shape (n, len(task.term_names))
+    extras : ndarray, shape (n, task.extras_size)
+    """
+
+    obs: NDArray[np.float32]
+    out: Array
+    terms: Array
+    extras: Array
+
+    def rows(self, idx: Any) -> StepBuffers:
+        """Copies of the rows ``idx`` (contiguous, for a kernel call on a subset)."""
+        return StepBuffers(
+            np.ascontiguousarray(self.obs[idx]),
+            np.ascontiguousarray(self.out[idx]),
+            np.ascontiguousarray(self.terms[idx]),
+            np.ascontiguousarray(self.extras[idx]),
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -168,17 +171,15 @@ class Simulation:
     substeps: int
     max_torque: Array
     max_speed: float
-    # constants of the fast paths, derived in __post_init__
-    _coef: Coefficients = dataclasses.field(init=False, repr=False, compare=False)
-    _torque1: float = dataclasses.field(init=False, repr=False, compare=False)
-    _torque2: float = dataclasses.field(init=False, repr=False, compare=False)
-    _fast: bool = dataclasses.field(init=False, repr=False, compare=False)
+    #: ``[max_torque1, max_torque2, max_speed, dt, substeps]``, the step kernel's ``config``
+    config: Array = dataclasses.field(init=False, repr=False, compare=False)
+    #: the task's options vector (:meth:`Task.kernel_options`)
+    options: Array = dataclasses.field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_coef", coefficients(self.params))
-        object.__setattr__(self, "_torque1", float(self.max_torque[0]))
-        object.__setattr__(self, "_torque2", float(self.max_torque[1]))
-        object.__setattr__(self, "_fast", type(self.task).outcome is not Task.outcome)
+        config = np.array([*self.max_torque, self.max_speed, self.dt, float(self.substeps)])
+        object.__setattr__(self, "config", config)
+        object.__setattr__(self, "options", self.task.kernel_options())
 
     @classmethod
     def create(
@@ -223,9 +224,17 @@ class Simulation:
         """Names of the observation entries, in order."""
         return STATE_OBS_NAMES + self.task.extras_names()
 
-    def observation_bounds(self) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
-        """Finite float32 bounds ``(low, high)`` of the observation, each ``(obs_size,)``."""
-        lo, hi = self.task.extras_bounds(self.params)
+    def observation_bounds(
+        self, params: Sequence[ArmParams] | None = None
+    ) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+        """Finite float32 bounds ``(low, high)`` of the observation, each ``(obs_size,)``.
+
+        With ``params`` (one arm per copy), the bounds cover every copy's arm.
+        """
+        arms = dict.fromkeys([self.params] if params is None else params)
+        bounds = [self.task.extras_bounds(arm) for arm in arms]
+        lo = np.min([b[0] for b in bounds], axis=0)
+        hi = np.max([b[1] for b in bounds], axis=0)
         s = self.max_speed
         low = np.concatenate([[-1.0, -1.0, -1.0, -1.0, -s, -s], lo]).astype(np.float32)
         high = np.concatenate([[1.0, 1.0, 1.0, 1.0, s, s], hi]).astype(np.float32)
@@ -259,243 +268,85 @@ class Simulation:
         """Normalised action ``(n, 2)`` in ``[-1, 1]`` → joint torques [N·m]."""
         return action * self.max_torque
 
-    # -- dynamics, observation, reward -----------------------------------
-    def advance(self, state: Array, action: Array) -> Array:
-        """The state ``(n, 4)`` one control period later under ``action`` ``(n, 2)``.
+    # -- the step kernel -------------------------------------------------
+    def arms(self, params: Sequence[ArmParams] | None, n: int) -> Array:
+        """Arm vectors ``(n, 9)`` of ``params`` (one per copy), or of :attr:`params` for all."""
+        return arm_vectors(self.params if params is None else params, n)
 
-        Bit-identical to :func:`twolink_gym.integrators.step` with the torque
-        ``action * max_torque``, followed by clipping the speeds to ``max_speed``.
-        Large batches are integrated in blocks of :data:`ADVANCE_BLOCK` arms so
-        that the RK4 temporaries stay in the CPU cache.
-        """
-        n = state.shape[0]
-        nxt = np.empty((n, 4))
-        for start in range(0, n, ADVANCE_BLOCK):
-            x, a, out = (
-                state[start : start + ADVANCE_BLOCK],
-                action[start : start + ADVANCE_BLOCK],
-                nxt[start : start + ADVANCE_BLOCK],
-            )
-            parts = rk4_components(
-                self._coef,
-                x[:, 0],
-                x[:, 1],
-                x[:, 2],
-                x[:, 3],
-                a[:, 0] * self._torque1,
-                a[:, 1] * self._torque2,
-                self.dt,
-                self.substeps,
-                np.cos,
-                np.sin,
-            )
-            for j in range(4):
-                out[:, j] = parts[j]
-        np.clip(nxt[:, 2:], -self.max_speed, self.max_speed, out=nxt[:, 2:])
-        return nxt
-
-    def observe(self, state: Array, goal: Array) -> NDArray[np.float32]:
-        """Observations ``(n, obs_size)`` of states ``(n, 4)`` with goals ``(n, goal_size)``."""
-        extras = self.task.observation_extras(self.params, state, goal)
-        return np.concatenate([encode_state(state), extras], axis=1).astype(np.float32)
-
-    def evaluate(self, state: Array, goal: Array, action: Array) -> StepOutcome:
-        """Reward, termination and success of arriving in ``state`` after ``action``."""
-        reward, terms = self.task.reward(self.params, state, goal, action)
-        return StepOutcome(
-            reward=reward,
-            terms=terms,
-            terminated=self.task.terminated(self.params, state, goal),
-            success=self.task.is_success(self.params, state, goal),
-            distance=self.task.distance(self.params, state, goal),
-            tip=forward_kinematics(self.params, state[:, :2])[1],
+    def buffers(self, n: int) -> StepBuffers:
+        """Fresh output arrays for ``n`` arms."""
+        return StepBuffers(
+            obs=np.zeros((n, self.observation_size), dtype=np.float32),
+            out=np.zeros((n, OUT_SIZE)),
+            terms=np.zeros((n, len(self.task.term_names))),
+            extras=np.zeros((n, self.task.extras_size)),
         )
 
-    # -- fast paths (component-wise; see the module docstring) ------------
-    @property
-    def has_fast_path(self) -> bool:
-        """Whether the task implements :meth:`Task.outcome` (the built-in tasks do)."""
-        return self._fast
-
-    def frame(self, q1: Any, q2: Any, dq1: Any, dq2: Any, ops: Ops) -> ArmFrame:
-        """The trigonometry and tip position of a state, computed once (floats or ``(n,)``).
-
-        The tip is computed as in :func:`twolink_gym.kinematics.forward_kinematics`.
-        """
-        q12 = q1 + q2
-        c1, s1, c12, s12 = ops.cos(q1), ops.sin(q1), ops.cos(q12), ops.sin(q12)
-        l1, l2 = self.params.l1, self.params.l2
-        return ArmFrame(
-            q1,
-            q2,
-            dq1,
-            dq2,
-            c1,
-            s1,
-            ops.cos(q2),
-            ops.sin(q2),
-            c12,
-            s12,
-            l1 * c1 + l2 * c12,
-            l1 * s1 + l2 * s12,
-        )
-
-    def step_scalar(
+    def step(
         self,
-        state: Sequence[float],
-        goal: Sequence[float],
-        a1: float,
-        a2: float,
-    ) -> tuple[tuple[float, float, float, float], ArmFrame, Outcome, NDArray[np.float32]]:
-        """One control step of one arm on Python floats (the single env's fast path).
-
-        Needs :attr:`has_fast_path`.
+        arms: Array,
+        state: Array,
+        goal: Array,
+        action: Array,
+        buffers: StepBuffers,
+        parallel: bool = False,
+    ) -> None:
+        """One control step of every arm, in place: ``state`` and ``buffers`` are overwritten.
 
         Parameters
         ----------
-        state : sequence of 4 floats
-            ``(q1, q2, dq1, dq2)``.
-        goal : sequence of floats
-            The goal's ``goal_size`` components.
-        a1, a2 : float
-            Normalised action, already checked and clipped to ``[-1, 1]``.
-
-        Returns
-        -------
-        state : tuple of 4 floats
-            The next state (speeds clipped to ``max_speed``).
-        frame : ArmFrame
-            Its trigonometry and tip position.
-        outcome : Outcome
-            Reward, terms, termination, success, distance and extras (floats).
-        observation : ndarray, shape (obs_size,), float32
-        """
-        x, f, out = self._scalar_core(state, goal, a1, a2)
-        obs = np.array((f.c1, f.s1, f.c2, f.s2, x[2], x[3], *out.extras), dtype=np.float32)
-        return x, f, out, obs
-
-    def _scalar_core(
-        self,
-        state: Sequence[float],
-        goal: Sequence[float],
-        a1: float,
-        a2: float,
-    ) -> tuple[tuple[float, float, float, float], ArmFrame, Outcome]:
-        q1, q2, dq1, dq2 = rk4_components(
-            self._coef,
-            state[0],
-            state[1],
-            state[2],
-            state[3],
-            a1 * self._torque1,
-            a2 * self._torque2,
-            self.dt,
-            self.substeps,
-            math.cos,
-            math.sin,
-        )
-        limit = self.max_speed
-        dq1 = min(max(dq1, -limit), limit)
-        dq2 = min(max(dq2, -limit), limit)
-        f = self.frame(q1, q2, dq1, dq2, SCALAR_OPS)
-        out = self.task.outcome(self.params, SCALAR_OPS, f, goal, a1, a2)
-        assert out is not None
-        return (q1, q2, dq1, dq2), f, out
-
-    def step_batch(
-        self, state: Array, goal: Array, action: Array
-    ) -> tuple[Array, StepOutcome, NDArray[np.float32]]:
-        """:meth:`advance`, then :meth:`evaluate_and_observe`, by the fastest backend.
-
-        Up to :data:`SCALAR_LOOP_MAX_ENVS` arms (with :attr:`has_fast_path`) are
-        stepped one by one on Python floats, where a numpy call costs more than the
-        arithmetic on a few numbers; larger batches use numpy. Both backends give
-        bit-identical results (see :mod:`twolink_gym.tasks.base`).
-
-        Parameters
-        ----------
-        state : ndarray, shape (n, 4)
-        goal : ndarray, shape (n, goal_size)
-        action : ndarray, shape (n, 2)
+        arms : ndarray, shape (n, 9)
+            Arm vectors (:meth:`arms`).
+        state : ndarray, shape (n, 4), C-contiguous
+        goal : ndarray, shape (n, goal_size), C-contiguous
+        action : ndarray, shape (n, 2), C-contiguous
             Normalised actions, already checked and clipped to ``[-1, 1]``.
-
-        Returns
-        -------
-        state : ndarray, shape (n, 4)
-            The next states.
-        outcome : StepOutcome
-        observation : ndarray, shape (n, obs_size), float32
+        buffers : StepBuffers
+        parallel : bool
+            Spread the arms over numba's thread pool.
         """
-        n = state.shape[0]
-        if not self._fast or n > SCALAR_LOOP_MAX_ENVS:
-            nxt = self.advance(state, action)
-            outcome, obs = self.evaluate_and_observe(nxt, goal, action)
-            return nxt, outcome, obs
-        core = self._scalar_core
-        rows = [
-            core(x, g, a[0], a[1])
-            for x, g, a in zip(state.tolist(), goal.tolist(), action.tolist(), strict=True)
-        ]
-        outs = [r[2] for r in rows]
-        obs = np.array(
-            [(f.c1, f.s1, f.c2, f.s2, x[2], x[3], *o.extras) for x, f, o in rows],
-            dtype=np.float32,
+        loops = kernel.step_kernels(self.task.kernel)
+        run = loops.step_parallel if parallel else loops.step
+        run(
+            arms,
+            self.config,
+            self.options,
+            state,
+            action,
+            goal,
+            buffers.obs,
+            buffers.out,
+            buffers.terms,
+            buffers.extras,
         )
-        outcome = StepOutcome(
-            reward=np.array([o.reward for o in outs], dtype=np.float64),
-            terms={
-                k: np.array([o.terms[k] for o in outs], dtype=np.float64) for k in outs[0].terms
-            },
-            terminated=np.array([o.terminated for o in outs], dtype=bool),
-            success=np.array([o.success for o in outs], dtype=bool),
-            distance=np.array([o.distance for o in outs], dtype=np.float64),
-            tip=np.array([(r[1].tip_x, r[1].tip_y) for r in rows]),
+
+    def observe(self, state: ArrayLike, goal: ArrayLike) -> NDArray[np.float32]:
+        """Observations ``(n, obs_size)`` of states ``(n, 4)`` with goals ``(n, goal_size)``."""
+        x = np.ascontiguousarray(state, dtype=np.float64)
+        n = x.shape[0]
+        g = np.ascontiguousarray(goal, dtype=np.float64).reshape(n, self.task.goal_size)
+        buffers = self.buffers(n)
+        self.observe_into(self.arms(None, n), x, g, buffers)
+        return buffers.obs
+
+    def observe_into(self, arms: Array, state: Array, goal: Array, buffers: StepBuffers) -> None:
+        """Outcome and observation of every arm in ``state`` (zero action), into ``buffers``."""
+        kernel.step_kernels(self.task.kernel).observe(
+            arms,
+            self.config,
+            self.options,
+            state,
+            np.zeros((state.shape[0], 2)),
+            goal,
+            buffers.obs,
+            buffers.out,
+            buffers.terms,
+            buffers.extras,
         )
-        return np.array([r[0] for r in rows]), outcome, obs
 
-    def evaluate_and_observe(
-        self, state: Array, goal: Array, action: Array
-    ) -> tuple[StepOutcome, NDArray[np.float32]]:
-        """:meth:`evaluate` and :meth:`observe` of a batch in one pass.
-
-        With :attr:`has_fast_path`, the arrival state's trigonometry and tip are
-        computed once and shared by the observation and the task; otherwise
-        this calls :meth:`evaluate` and :meth:`observe`.
-
-        Parameters
-        ----------
-        state : ndarray, shape (n, 4)
-        goal : ndarray, shape (n, goal_size)
-        action : ndarray, shape (n, 2)
-            The applied normalised action, in ``[-1, 1]``.
-        """
-        if not self._fast:
-            return self.evaluate(state, goal, action), self.observe(state, goal)
-        n = state.shape[0]
-        f = self.frame(state[:, 0], state[:, 1], state[:, 2], state[:, 3], ARRAY_OPS)
-        goal_parts = tuple(goal[:, j] for j in range(goal.shape[1]))
-        out = self.task.outcome(self.params, ARRAY_OPS, f, goal_parts, action[:, 0], action[:, 1])
-        assert out is not None
-        obs = np.empty((n, self.observation_size), dtype=np.float32)
-        for j, column in enumerate((f.c1, f.s1, f.c2, f.s2, f.dq1, f.dq2, *out.extras)):
-            obs[:, j] = column
-        tip = np.empty((n, 2))
-        tip[:, 0] = f.tip_x
-        tip[:, 1] = f.tip_y
-        terminated = out.terminated
-        if not isinstance(terminated, np.ndarray):
-            terminated = np.full(n, bool(terminated))
-        return (
-            StepOutcome(
-                reward=out.reward,
-                terms=out.terms,
-                terminated=terminated,
-                success=out.success,
-                distance=out.distance,
-                tip=tip,
-            ),
-            obs,
-        )
+    def evaluation(self, buffers: StepBuffers) -> Evaluation:
+        """The buffers' outcome as arrays (copies)."""
+        return self.task.evaluation(buffers.out, buffers.terms, buffers.extras)
 
     # -- episode starts --------------------------------------------------
     def initial_conditions(
@@ -503,10 +354,12 @@ class Simulation:
         rngs: Sequence[np.random.Generator],
         options: Mapping[str, Any] | None,
         n: int,
+        params: Sequence[ArmParams] | None = None,
     ) -> tuple[Array, Array]:
         """Initial states ``(n, 4)`` and goals ``(n, goal_size)`` for ``n`` episodes.
 
-        Episode ``i`` draws from ``rngs[i]``; ``options["state"]`` and
+        Episode ``i`` draws from ``rngs[i]`` for the arm ``params[i]`` (default:
+        :attr:`params` for all); ``options["state"]`` and
         ``options["target"]`` (reach), of shape ``(4,)``/``(2,)`` for one
         episode or ``(n, 4)``/``(n, 2)`` for a batch, replace the draws.
 
@@ -525,9 +378,10 @@ class Simulation:
             )
         states = np.empty((n, 4))
         goals = np.empty((n, self.task.goal_size))
+        arms = [self.params] * n if params is None else params
         for i in range(n):
-            states[i] = self.task.sample_initial_state(rngs[i], self.params)
-            goals[i] = self.task.sample_goal(rngs[i], self.params)
+            states[i] = self.task.sample_initial_state(rngs[i], arms[i])
+            goals[i] = self.task.sample_goal(rngs[i], arms[i])
         np.clip(states[:, 2:], -self.max_speed, self.max_speed, out=states[:, 2:])
         if "state" in options:
             states = self._option_batch(options["state"], "state", 4, n)
@@ -537,7 +391,9 @@ class Simulation:
                 )
         if goal_key and goal_key in options:
             goals = self._option_batch(options[goal_key], goal_key, self.task.goal_size, n)
-            self.task.validate_goal(self.params, goals)
+            for arm in dict.fromkeys(arms):
+                mine = np.array([a == arm for a in arms])
+                self.task.validate_goal(arm, goals[mine])
         return states, goals
 
     @staticmethod

@@ -12,6 +12,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 from numpy.typing import NDArray
 
+from twolink_gym import _jit
 from twolink_gym._arrays import positive_integer
 from twolink_gym.params import ArmParams
 from twolink_gym.simulation import (
@@ -20,10 +21,9 @@ from twolink_gym.simulation import (
     DecodedObservation,
     Simulation,
     SimulationProperties,
-    StepOutcome,
     decode_observation,
 )
-from twolink_gym.tasks import Task
+from twolink_gym.tasks import Evaluation, Task
 
 __all__ = ["TwoLinkVectorEnv"]
 
@@ -31,8 +31,10 @@ __all__ = ["TwoLinkVectorEnv"]
 class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
     """``num_envs`` copies of :class:`~twolink_gym.env.TwoLinkEnv` in one batched env.
 
-    The copies share the task and dynamics code of the single env (one code
-    path). Each copy has its own random generator, seeded ``seed + i`` like
+    A step is one call of the compiled step kernel over all copies
+    (:mod:`twolink_gym.kernel`), the machine code the single env runs for one
+    arm, spread over ``num_threads`` threads. Each copy may have its own arm
+    (``params`` as a sequence). Each copy has its own random generator, seeded ``seed + i`` like
     Gymnasium's ``SyncVectorEnv``, so that with the same seed and actions this
     env and ``num_envs`` single envs produce identical trajectories. The env
     counts its own steps and truncates each copy after ``max_episode_steps``.
@@ -41,8 +43,13 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
     ----------
     num_envs : int
         Number of copies.
-    task, params, dt, substeps, max_torque, max_speed, task_options
+    task, dt, substeps, max_torque, max_speed, task_options
         As for :class:`~twolink_gym.env.TwoLinkEnv`.
+    params : ArmParams, dict, or sequence of them, optional
+        One arm for all copies, or one per copy (a list of ``num_envs``).
+    num_threads : int, optional
+        Threads of the step kernel, 1 … ``NUMBA_NUM_THREADS`` (default: numba's
+        current setting, all cores unless changed). Results do not depend on it.
     max_episode_steps : int, optional
         Episode length in steps (default: the task's length).
     autoreset_mode : AutoresetMode or str
@@ -72,7 +79,10 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         self,
         num_envs: int = 1,
         task: str | Task = "reach",
-        params: ArmParams | Mapping[str, Any] | None = None,
+        params: ArmParams
+        | Mapping[str, Any]
+        | Sequence[ArmParams | Mapping[str, Any]]
+        | None = None,
         dt: float = 0.02,
         substeps: int = 2,
         max_torque: float | Sequence[float] = DEFAULT_MAX_TORQUE,
@@ -81,8 +91,25 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         max_episode_steps: int | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         render_mode: str | None = None,
+        num_threads: int | None = None,
     ) -> None:
         num_envs = positive_integer(num_envs, "num_envs")
+        per_copy: list[ArmParams] | None = None
+        if isinstance(params, Sequence) and not isinstance(params, (str, bytes)):
+            if len(params) != num_envs:
+                raise ValueError(
+                    f"params must be one ArmParams (or dict) or a sequence of num_envs = "
+                    f"{num_envs} of them, got a sequence of {len(params)}"
+                )
+            per_copy = [ArmParams.coerce(p) for p in params]
+            params = per_copy[0]
+        if num_threads is not None:
+            num_threads = positive_integer(num_threads, "num_threads")
+            if num_threads > _jit.max_threads():
+                raise ValueError(
+                    f"num_threads must lie in [1, {_jit.max_threads()}] (NUMBA_NUM_THREADS), "
+                    f"got {num_threads}"
+                )
         self.sim = Simulation.create(
             task=task,
             params=params,
@@ -120,22 +147,31 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
             "render_fps": round(1.0 / self.sim.dt),
             "autoreset_mode": mode,
         }
-        low, high = self.sim.observation_bounds()
+        self.num_threads = num_threads
+        low, high = self.sim.observation_bounds(per_copy)
         self.single_observation_space = spaces.Box(low, high, dtype=np.float32)
         self.single_action_space = spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float32)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
 
         n = self.num_envs
+        self._params: list[ArmParams] | None = per_copy
+        self._arms = self.sim.arms(per_copy, n)
         self._rngs = [seeding.np_random()[0] for _ in range(n)]
-        self._state, self._goal = self.sim.initial_conditions(self._rngs, None, n)
+        self._state, self._goal = self.sim.initial_conditions(self._rngs, None, n, per_copy)
         self._elapsed = np.zeros(n, dtype=np.int64)
         self._needs_reset = np.zeros(n, dtype=bool)
         self._last_action = np.zeros((n, 2))
         self._last_reward = np.zeros(n)
+        self._buffers = self.sim.buffers(n)
         self._renderers: list[Any] | None = None
 
     # -- accessors -------------------------------------------------------
+    @property
+    def arm_params(self) -> list[ArmParams]:
+        """The arm of every copy, a list of ``num_envs``."""
+        return list(self._params) if self._params else [self.sim.params] * self.num_envs
+
     @property
     def state(self) -> NDArray[np.float64]:
         """True states of all copies (a copy), shape ``(num_envs, 4)``."""
@@ -182,13 +218,13 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
             self._rngs = [rng for rng, _ in rngs]
             self._np_random = self._rngs[0]
             self._np_random_seed = rngs[0][1]
-        self._state, self._goal = self.sim.initial_conditions(self._rngs, options, n)
+        self._state, self._goal = self.sim.initial_conditions(self._rngs, options, n, self._params)
         self._elapsed[:] = 0
         self._needs_reset[:] = False
         self._last_action[:] = 0.0
         self._last_reward[:] = 0.0
-        outcome = self.sim.evaluate(self._state, self._goal, self._last_action)
-        return self.sim.observe(self._state, self._goal), self._info(outcome)
+        self.sim.observe_into(self._arms, self._state, self._goal, self._buffers)
+        return self._buffers.obs.copy(), self._info(self.sim.evaluation(self._buffers))
 
     def _seed_list(self, seed: Any) -> list[int | None]:
         """One seed per copy from an int or a sequence (numpy integers become ints)."""
@@ -221,8 +257,10 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         mode = self.metadata["autoreset_mode"]
         restart = self._needs_reset.copy() if mode == AutoresetMode.NEXT_STEP else None
 
-        self._state, outcome, obs = self.sim.step_batch(self._state, self._goal, a)
-        self._last_action = a
+        self._last_action = np.ascontiguousarray(a)
+        self._step_kernel()
+        obs = self._buffers.obs.copy()
+        outcome = self.sim.evaluation(self._buffers)
         self._elapsed += 1
         terminated = outcome.terminated.copy()
         truncated = self._elapsed >= self.max_episode_steps
@@ -253,21 +291,42 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
             self._restart(idx, obs, info)
         return obs, reward, terminated, truncated, info
 
+    def _step_kernel(self) -> None:
+        """Step every copy with the compiled kernel (state and buffers in place)."""
+        threads = self.num_threads
+        if threads is None:
+            threads = _jit.get_num_threads()
+        if threads == 1:
+            self.sim.step(self._arms, self._state, self._goal, self._last_action, self._buffers)
+            return
+        previous = _jit.get_num_threads()
+        _jit.set_num_threads(threads)
+        try:
+            self.sim.step(
+                self._arms, self._state, self._goal, self._last_action, self._buffers, parallel=True
+            )
+        finally:
+            _jit.set_num_threads(previous)
+
     def _restart(
         self, idx: NDArray[np.intp], obs: NDArray[np.float32], info: dict[str, Any]
     ) -> None:
         """Start new episodes in copies ``idx``, writing their reset obs and info in place."""
-        states, goals = self.sim.initial_conditions([self._rngs[i] for i in idx], None, len(idx))
+        params = None if self._params is None else [self._params[i] for i in idx]
+        states, goals = self.sim.initial_conditions(
+            [self._rngs[i] for i in idx], None, len(idx), params
+        )
         self._state[idx] = states
         self._goal[idx] = goals
         self._elapsed[idx] = 0
         self._last_action[idx] = 0.0
         self._last_reward[idx] = 0.0
-        fresh = self.sim.evaluate(states, goals, self._last_action[idx])
-        obs[idx] = self.sim.observe(states, goals)
-        self._overwrite_info(info, idx, fresh)
+        buffers = self.sim.buffers(len(idx))
+        self.sim.observe_into(np.ascontiguousarray(self._arms[idx]), states, goals, buffers)
+        obs[idx] = buffers.obs
+        self._overwrite_info(info, idx, self.sim.evaluation(buffers))
 
-    def _info(self, outcome: StepOutcome) -> dict[str, Any]:
+    def _info(self, outcome: Evaluation) -> dict[str, Any]:
         info: dict[str, Any] = {
             "state": self._state.copy(),
             "tip": outcome.tip,
@@ -283,7 +342,7 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         return info
 
     def _overwrite_info(
-        self, info: dict[str, Any], idx: NDArray[np.intp], fresh: StepOutcome
+        self, info: dict[str, Any], idx: NDArray[np.intp], fresh: Evaluation
     ) -> None:
         info["state"][idx] = self._state[idx]
         info["tip"][idx] = fresh.tip
@@ -305,13 +364,13 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
 
             self._renderers = [
                 ArmRenderer(
-                    self.sim.params,
+                    arm,
                     self.sim.task,
                     render_mode="rgb_array",
                     fps=self.metadata["render_fps"],
                     max_torque=self.sim.max_torque,
                 )
-                for _ in range(self.num_envs)
+                for arm in self.arm_params
             ]
         torques = self.sim.torque(self._last_action)
         return tuple(

@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from twolink_gym.tasks.balance import BalanceTask
-from twolink_gym.tasks.base import Task
+from twolink_gym.tasks.base import Evaluation, Task, task_kernel
 from twolink_gym.tasks.reach import ReachTask
 
-__all__ = ["TASKS", "BalanceTask", "ReachTask", "Task", "make_task"]
+__all__ = ["TASKS", "BalanceTask", "Evaluation", "ReachTask", "Task", "make_task", "task_kernel"]
 
 #: Task classes by registered name: the only place task names are mapped to code.
 TASKS: dict[str, type[Task]] = {cls.name: cls for cls in (ReachTask, BalanceTask)}

@@ -4,17 +4,36 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
-from numpy.typing import NDArray
 
-from twolink_gym.kinematics import wrap_angle
+from twolink_gym._jit import kernel
 from twolink_gym.params import ArmParams
-from twolink_gym.tasks.base import ArmFrame, Array, Ops, Outcome, Task
+from twolink_gym.tasks.base import Array, Task, task_kernel
 
-__all__ = ["BalanceTask", "link_tilts"]
+__all__ = ["BalanceTask", "balance_kernel", "link_tilts", "tilt_from_vertical"]
+
+# the options vector (BalanceTask.option_names, in this order)
+(
+    _FALL_ANGLE,
+    _SUCCESS_ANGLE,
+    _SUCCESS_SPEED,
+    _UPRIGHT_SIGMA,
+    _STILL_SIGMA,
+    _CTRL_WEIGHT,
+    _SPEED_WEIGHT,
+) = range(7)
+
+
+@kernel()
+def tilt_from_vertical(angle: Any) -> Any:
+    """An absolute link angle's tilt from the upward vertical, wrapped to ``[-pi, pi)`` [rad].
+
+    ``%`` is a floored modulo on floats in compiled code, in Python and on numpy
+    arrays alike, so this source also runs on arrays (:func:`link_tilts`).
+    """
+    return (angle - math.pi / 2 + math.pi) % (2.0 * math.pi) - math.pi
 
 
 def link_tilts(state: Array) -> tuple[Array, Array]:
@@ -22,9 +41,46 @@ def link_tilts(state: Array) -> tuple[Array, Array]:
 
     Both are wrapped to ``[-pi, pi)``; both are 0 at the upright pose.
     """
-    tilt1 = wrap_angle(state[:, 0] - math.pi / 2)
-    tilt2 = wrap_angle(state[:, 0] + state[:, 1] - math.pi / 2)
-    return tilt1, tilt2
+    tilt = getattr(tilt_from_vertical, "py_func", tilt_from_vertical)
+    return tilt(state[:, 0]), tilt(state[:, 0] + state[:, 1])
+
+
+@task_kernel
+def balance_kernel(
+    arm: Array,
+    options: Array,
+    q1: float,
+    q2: float,
+    dq1: float,
+    dq2: float,
+    c1: float,
+    s1: float,
+    c12: float,
+    s12: float,
+    a1: float,
+    a2: float,
+    goal: Array,
+    terms: Array,
+    extras: Array,
+) -> tuple[float, bool, bool, float]:
+    """The balance task's step: the bounded reward, its factors, fall and success (a task kernel)."""
+    tilt1 = tilt_from_vertical(q1)
+    tilt2 = tilt_from_vertical(q1 + q2)
+    dist = max(abs(tilt1), abs(tilt2))
+    upright_sigma = options[_UPRIGHT_SIGMA]
+    still_sigma = options[_STILL_SIGMA]
+    upright = np.exp(-(tilt1 * tilt1 + tilt2 * tilt2) / (2.0 * (upright_sigma * upright_sigma)))
+    ctrl = 1.0 - 0.5 * options[_CTRL_WEIGHT] * (a1 * a1 + a2 * a2)
+    speed2 = dq1 * dq1 + dq2 * dq2
+    still = 1.0 - options[_SPEED_WEIGHT] * (
+        1.0 - np.exp(-speed2 / (2.0 * (still_sigma * still_sigma)))
+    )
+    terms[0] = upright
+    terms[1] = ctrl
+    terms[2] = still
+    limit = options[_SUCCESS_SPEED]
+    success = dist <= options[_SUCCESS_ANGLE] and abs(dq1) <= limit and abs(dq2) <= limit
+    return upright * ctrl * still, dist > options[_FALL_ANGLE], success, dist
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,6 +135,17 @@ class BalanceTask(Task):
     episode_seconds: ClassVar[float] = 10.0
     goal_size: ClassVar[int] = 0
     extras_size: ClassVar[int] = 0
+    term_names: ClassVar[tuple[str, ...]] = ("reward_upright", "reward_ctrl", "reward_still")
+    option_names: ClassVar[tuple[str, ...]] = (
+        "fall_angle",
+        "success_angle",
+        "success_speed",
+        "upright_sigma",
+        "still_sigma",
+        "ctrl_weight",
+        "speed_weight",
+    )
+    kernel: ClassVar[Any] = staticmethod(balance_kernel)
 
     fall_angle: float = math.pi / 3
     success_angle: float = 0.1
@@ -124,67 +191,6 @@ class BalanceTask(Task):
         """Balance has no goal to draw."""
         return np.zeros(0)
 
-    def observation_extras(self, params: ArmParams, state: Array, goal: Array) -> Array:
-        """None."""
-        return np.zeros((state.shape[0], 0))
-
     def extras_bounds(self, params: ArmParams) -> tuple[Array, Array]:
         """Empty."""
         return np.zeros(0), np.zeros(0)
-
-    def distance(self, params: ArmParams, state: Array, goal: Array) -> Array:
-        """The larger absolute tilt of the two links from the vertical [rad]."""
-        tilt1, tilt2 = link_tilts(state)
-        return np.maximum(np.abs(tilt1), np.abs(tilt2))
-
-    def reward(
-        self, params: ArmParams, state: Array, goal: Array, action: Array
-    ) -> tuple[Array, dict[str, Array]]:
-        """Bounded multiplicative reward, with its factors."""
-        tilt1, tilt2 = link_tilts(state)
-        upright = np.exp(-(tilt1**2 + tilt2**2) / (2.0 * self.upright_sigma**2))
-        ctrl = 1.0 - 0.5 * self.ctrl_weight * np.sum(action**2, axis=1)
-        speed2 = np.sum(state[:, 2:] ** 2, axis=1)
-        still = 1.0 - self.speed_weight * (1.0 - np.exp(-speed2 / (2.0 * self.still_sigma**2)))
-        return upright * ctrl * still, {
-            "reward_upright": upright,
-            "reward_ctrl": ctrl,
-            "reward_still": still,
-        }
-
-    def terminated(self, params: ArmParams, state: Array, goal: Array) -> NDArray[np.bool_]:
-        """Either link tilted more than ``fall_angle`` from the vertical."""
-        return self.distance(params, state, goal) > self.fall_angle
-
-    def is_success(self, params: ArmParams, state: Array, goal: Array) -> NDArray[np.bool_]:
-        """Both links within ``success_angle`` of vertical, both joints slower than ``success_speed``."""
-        return (self.distance(params, state, goal) <= self.success_angle) & np.all(
-            np.abs(state[:, 2:]) <= self.success_speed, axis=1
-        )
-
-    def outcome(
-        self,
-        params: ArmParams,
-        ops: Ops,
-        frame: ArmFrame,
-        goal: Sequence[Any],
-        a1: Any,
-        a2: Any,
-    ) -> Outcome:
-        """All of the task's per-step values in one pass (see :meth:`Task.outcome`)."""
-        # link_tilts and kinematics.wrap_angle, component-wise (% is a floored modulo
-        # on Python floats and on numpy arrays alike)
-        tilt1 = (frame.q1 - math.pi / 2 + math.pi) % (2.0 * math.pi) - math.pi
-        tilt2 = (frame.q1 + frame.q2 - math.pi / 2 + math.pi) % (2.0 * math.pi) - math.pi
-        dist = ops.maximum(abs(tilt1), abs(tilt2))
-        upright = ops.exp(-(tilt1 * tilt1 + tilt2 * tilt2) / (2.0 * self.upright_sigma**2))
-        ctrl = 1.0 - 0.5 * self.ctrl_weight * (a1 * a1 + a2 * a2)
-        speed2 = frame.dq1 * frame.dq1 + frame.dq2 * frame.dq2
-        still = 1.0 - self.speed_weight * (1.0 - ops.exp(-speed2 / (2.0 * self.still_sigma**2)))
-        success = (
-            (dist <= self.success_angle)
-            & (abs(frame.dq1) <= self.success_speed)
-            & (abs(frame.dq2) <= self.success_speed)
-        )
-        terms = {"reward_upright": upright, "reward_ctrl": ctrl, "reward_still": still}
-        return Outcome(upright * ctrl * still, terms, dist > self.fall_angle, success, dist, ())

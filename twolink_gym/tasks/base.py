@@ -4,83 +4,179 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import functools
 import math
-from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, NamedTuple
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import numpy as np
+from numba import types
 from numpy.typing import NDArray
 
+from twolink_gym._jit import kernel, sincos
+from twolink_gym.dynamics import arm_vector
+from twolink_gym.kinematics import tip_from_trig
 from twolink_gym.params import ArmParams
 
-__all__ = ["ARRAY_OPS", "SCALAR_OPS", "ArmFrame", "Ops", "Outcome", "Task"]
+__all__ = [
+    "DISTANCE",
+    "OUT_SIZE",
+    "REWARD",
+    "SUCCESS",
+    "TASK_KERNEL_SIGNATURE",
+    "TERMINATED",
+    "TIP_X",
+    "TIP_Y",
+    "Evaluation",
+    "Task",
+    "evaluate_one",
+    "evaluation_loop",
+    "task_kernel",
+]
 
 Array = NDArray[np.float64]
 
+_F8 = types.float64
+_ROW = types.Array(types.float64, 1, "C")
+#: The signature every task kernel is compiled for::
+#:
+#:     (arm, options, q1, q2, dq1, dq2, c1, s1, c12, s12, a1, a2, goal, terms, extras)
+#:         -> (reward, terminated, success, distance)
+#:
+#: ``arm`` (9,) is the arm vector (:data:`twolink_gym.dynamics.ARM_VECTOR_FIELDS`),
+#: ``options`` the task's options vector (:meth:`Task.kernel_options`),
+#: ``q1 … dq2`` the state [rad, rad/s], ``c1 = cos q1``, ``s12 = sin(q1 + q2)``,
+#: etc., ``a1, a2`` the applied normalised action in ``[-1, 1]``, ``goal`` the
+#: episode's goal ``(goal_size,)``. The kernel writes the reward's terms into
+#: ``terms`` ``(len(term_names),)`` and the observation extras into ``extras``
+#: ``(extras_size,)``, and returns the reward, whether the episode terminates,
+#: whether it is in its success condition, and the task's distance to its goal.
+TASK_KERNEL_SIGNATURE = types.Tuple((_F8, types.boolean, types.boolean, _F8))(
+    _ROW, _ROW, *([_F8] * 10), _ROW, _ROW, _ROW
+)
 
-class Ops(NamedTuple):
-    """Elementwise math of one backend of the component-wise fast paths."""
-
-    cos: Callable[[Any], Any]
-    sin: Callable[[Any], Any]
-    sqrt: Callable[[Any], Any]
-    exp: Callable[[Any], Any]
-    maximum: Callable[[Any, Any], Any]
-
-
-def _exp_scalar(x: float) -> float:
-    # numpy's exp (not math.exp, which differs in the last bit) so that the
-    # scalar and the batched fast paths agree bit for bit
-    return float(np.exp(x))
-
-
-# The two backends give bit-identical results where numpy's float64 cos/sin call
-# the C library like math.cos/sin (checked on Linux x86-64 with numpy 2.x; sqrt
-# is correctly rounded everywhere), so the single env and the vector env produce
-# identical numbers. Vector lengths are sqrt(x² + y²) rather than hypot, whose
-# Python and numpy versions differ in the last bit.
-#: Python floats (the single env's scalar path).
-SCALAR_OPS = Ops(math.cos, math.sin, math.sqrt, _exp_scalar, max)
-#: numpy arrays of shape ``(n,)`` (the vector env's batched path).
-ARRAY_OPS = Ops(np.cos, np.sin, np.sqrt, np.exp, np.maximum)
+# columns of an outcome row (``out`` of the step kernel)
+REWARD, DISTANCE, TIP_X, TIP_Y, TERMINATED, SUCCESS = range(6)
+OUT_SIZE = 6
 
 
-class ArmFrame(NamedTuple):
-    """The arrival state and its kinematics, component-wise, computed once per step.
+def task_kernel(fn: Callable[..., Any]) -> Any:
+    """Compile a task kernel for :data:`TASK_KERNEL_SIGNATURE` (a decorator).
 
-    Every field is a Python float (scalar path) or an ndarray of shape ``(n,)``
-    (batched path). ``c1 = cos q1``, ``s12 = sin(q1 + q2)``, etc.; ``tip_x``,
-    ``tip_y`` is the tip position [m].
+    Everything a task computes per step goes into this one function, written
+    component-wise on floats; the single env, the vector env and the batched
+    :meth:`Task.evaluate` all run it.
+    """
+    return kernel(TASK_KERNEL_SIGNATURE, inline=True)(fn)
+
+
+@kernel(cache=False, inline=True)
+def evaluate_one(
+    task_kernel: Any,
+    arm: Array,
+    options: Array,
+    q1: float,
+    q2: float,
+    dq1: float,
+    dq2: float,
+    a1: float,
+    a2: float,
+    goal: Array,
+    out: Array,
+    terms: Array,
+    extras: Array,
+) -> tuple[float, float, float, float]:
+    """Run a task kernel on one arm and fill its outcome row ``out`` (see the column constants).
+
+    Returns
+    -------
+    tuple of 4 floats
+        ``(cos q1, sin q1, cos q2, sin q2)``, for the observation.
+    """
+    s1, c1 = sincos(q1)
+    s2, c2 = sincos(q2)
+    c12 = c1 * c2 - s1 * s2
+    s12 = s1 * c2 + c1 * s2
+    reward, terminated, success, distance = task_kernel(
+        arm, options, q1, q2, dq1, dq2, c1, s1, c12, s12, a1, a2, goal, terms, extras
+    )
+    tip_x, tip_y = tip_from_trig(arm, c1, s1, c12, s12)
+    out[REWARD] = reward
+    out[DISTANCE] = distance
+    out[TIP_X] = tip_x
+    out[TIP_Y] = tip_y
+    out[TERMINATED] = 1.0 if terminated else 0.0
+    out[SUCCESS] = 1.0 if success else 0.0
+    return c1, s1, c2, s2
+
+
+@functools.cache
+def evaluation_loop(task_kernel: Any) -> Any:
+    """The compiled loop of :func:`evaluate_one` over a batch, for one task kernel (memoised).
+
+    ``loop(arms (n, 9), options (k,), state (n, 4), action (n, 2), goal (n, g),
+    out (n, 6), terms (n, t), extras (n, e))``. Compiled on first use in each
+    process (numba cannot cache a function that closes over another compiled
+    function; the task kernel itself is cached).
     """
 
-    q1: Any
-    q2: Any
-    dq1: Any
-    dq2: Any
-    c1: Any
-    s1: Any
-    c2: Any
-    s2: Any
-    c12: Any
-    s12: Any
-    tip_x: Any
-    tip_y: Any
+    @kernel(cache=False)
+    def loop(
+        arms: Array,
+        options: Array,
+        state: Array,
+        action: Array,
+        goal: Array,
+        out: Array,
+        terms: Array,
+        extras: Array,
+    ) -> None:
+        for i in range(state.shape[0]):
+            x = state[i]
+            evaluate_one(
+                task_kernel,
+                arms[i],
+                options,
+                x[0],
+                x[1],
+                x[2],
+                x[3],
+                action[i, 0],
+                action[i, 1],
+                goal[i],
+                out[i],
+                terms[i],
+                extras[i],
+            )
+
+    return loop
 
 
-class Outcome(NamedTuple):
-    """What :meth:`Task.outcome` returns (floats, or arrays of shape ``(n,)``).
+@dataclasses.dataclass(frozen=True)
+class Evaluation:
+    """A task's verdict on a batch of states (all leading axis ``n``).
 
-    ``terms`` maps the reward's term names to values; ``extras`` is the tuple of
-    observation extras (length ``extras_size``); ``terminated`` may be the
-    Python bool ``False`` for a task that never terminates.
+    Attributes
+    ----------
+    reward : ndarray, shape (n,)
+    terms : dict of str to ndarray, shape (n,)
+        The reward's reported terms (:meth:`Task.reported_terms`).
+    terminated, success : ndarray of bool, shape (n,)
+    distance : ndarray, shape (n,)
+        The task's distance to its goal (m for reach, rad for balance).
+    tip : ndarray, shape (n, 2)
+        Tip positions [m].
+    extras : ndarray, shape (n, extras_size)
+        The observation extras.
     """
 
-    reward: Any
-    terms: dict[str, Any]
-    terminated: Any
-    success: Any
-    distance: Any
-    extras: tuple[Any, ...]
+    reward: Array
+    terms: dict[str, Array]
+    terminated: NDArray[np.bool_]
+    success: NDArray[np.bool_]
+    distance: Array
+    tip: Array
+    extras: Array
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,9 +184,13 @@ class Task(abc.ABC):
     """A task: episode initialisation, observation extras, reward, termination, success.
 
     A task is a small frozen dataclass whose fields are its options (reward
-    weights, tolerances, initial perturbation sizes). Every method is pure and
-    batched over a leading axis of ``n`` episodes, so the single env and the
-    vector env share one code path: the single env calls them with ``n = 1``.
+    weights, tolerances, initial perturbation sizes), plus one compiled *task
+    kernel* (:func:`task_kernel`, :data:`TASK_KERNEL_SIGNATURE`) that computes
+    everything per step: the reward and its terms, termination, success, the
+    distance to the goal and the observation extras. The step kernel
+    (:mod:`twolink_gym.kernel`) calls it for every arm of the single and the
+    vector env; :meth:`evaluate` runs it on a batch of states. The sampling of
+    episode starts and the spaces are plain Python.
 
     The *goal* of an episode is a float vector of length :attr:`goal_size`
     (the target tip position for reach; empty for balance), drawn at reset.
@@ -106,12 +206,22 @@ class Task(abc.ABC):
     extras_size : int
         Number of task-specific observation entries appended to the state
         encoding.
+    term_names : tuple of str
+        The reward terms the kernel writes, in order.
+    option_names : tuple of str
+        The fields, in order, of the options vector the kernel reads
+        (:meth:`kernel_options`; bools become 0.0 or 1.0).
+    kernel : compiled function
+        The task kernel (a class attribute: ``kernel = staticmethod(my_kernel)``).
     """
 
     name: ClassVar[str]
     episode_seconds: ClassVar[float]
     goal_size: ClassVar[int]
     extras_size: ClassVar[int]
+    term_names: ClassVar[tuple[str, ...]]
+    option_names: ClassVar[tuple[str, ...]]
+    kernel: ClassVar[Any]
 
     def __post_init__(self) -> None:
         """Check each option against its declared type (subclasses call this first).
@@ -157,92 +267,72 @@ class Task(abc.ABC):
 
     # -- observation -----------------------------------------------------
     @abc.abstractmethod
-    def observation_extras(self, params: ArmParams, state: Array, goal: Array) -> Array:
-        """Task-specific observation entries, shape ``(n, extras_size)``.
-
-        Parameters
-        ----------
-        params : ArmParams
-        state : ndarray, shape (n, 4)
-        goal : ndarray, shape (n, goal_size)
-        """
-
-    @abc.abstractmethod
     def extras_bounds(self, params: ArmParams) -> tuple[Array, Array]:
-        """Finite lower and upper bounds of :meth:`observation_extras`, each ``(extras_size,)``."""
+        """Finite lower and upper bounds of the observation extras, each ``(extras_size,)``."""
 
     def extras_names(self) -> tuple[str, ...]:
         """Names of the observation extras (for documentation and decoding)."""
         return ()
 
-    # -- reward, termination, success -----------------------------------
-    @abc.abstractmethod
-    def reward(
-        self, params: ArmParams, state: Array, goal: Array, action: Array
-    ) -> tuple[Array, dict[str, Array]]:
-        """Reward of arriving in ``state`` after applying ``action``.
+    # -- the kernel ------------------------------------------------------
+    def kernel_options(self) -> Array:
+        """The options vector the task kernel reads: :attr:`option_names` as floats, shape ``(k,)``."""
+        return np.array([float(getattr(self, name)) for name in self.option_names])
+
+    def reported_terms(self) -> tuple[str, ...]:
+        """The reward terms reported in ``info`` (default: all of :attr:`term_names`)."""
+        return self.term_names
+
+    def evaluate(
+        self,
+        params: ArmParams,
+        state: Array,
+        goal: Array,
+        action: Array | None = None,
+    ) -> Evaluation:
+        """Run the task kernel on a batch of states (the kernel's batched form).
 
         Parameters
         ----------
         params : ArmParams
         state : ndarray, shape (n, 4)
-            The state after the step.
+            ``[q1, q2, dq1, dq2]``, the state after the step.
         goal : ndarray, shape (n, goal_size)
-        action : ndarray, shape (n, 2)
-            The normalised action in ``[-1, 1]`` that was applied.
-
-        Returns
-        -------
-        reward : ndarray, shape (n,)
-        terms : dict of str to ndarray, shape (n,)
-            The reward's terms, reported in ``info``.
+        action : ndarray, shape (n, 2), optional
+            The applied normalised action in ``[-1, 1]`` (default zero).
         """
+        state = np.ascontiguousarray(state, dtype=np.float64)
+        n = state.shape[0]
+        if action is None:
+            action = np.zeros((n, 2))
+        out = np.empty((n, OUT_SIZE))
+        terms = np.empty((n, len(self.term_names)))
+        extras = np.empty((n, self.extras_size))
+        evaluation_loop(self.kernel)(
+            np.tile(arm_vector(params), (n, 1)),
+            self.kernel_options(),
+            state,
+            np.ascontiguousarray(action, dtype=np.float64),
+            np.ascontiguousarray(goal, dtype=np.float64).reshape(n, self.goal_size),
+            out,
+            terms,
+            extras,
+        )
+        return self.evaluation(out, terms, extras)
 
-    @abc.abstractmethod
-    def distance(self, params: ArmParams, state: Array, goal: Array) -> Array:
-        """The task's distance to its goal, shape ``(n,)`` (m for reach, rad for balance)."""
-
-    def terminated(self, params: ArmParams, state: Array, goal: Array) -> NDArray[np.bool_]:
-        """Whether each episode has ended in a terminal state, shape ``(n,)``."""
-        return np.zeros(state.shape[0], dtype=bool)
-
-    @abc.abstractmethod
-    def is_success(self, params: ArmParams, state: Array, goal: Array) -> NDArray[np.bool_]:
-        """Whether each episode is in its success condition now, shape ``(n,)``."""
-
-    # -- fast path (optional) -------------------------------------------
-    def outcome(
-        self,
-        params: ArmParams,
-        ops: Ops,
-        frame: ArmFrame,
-        goal: Sequence[Any],
-        a1: Any,
-        a2: Any,
-    ) -> Outcome | None:
-        """Reward, termination, success, distance and extras in one pass (fast path).
-
-        The component-wise twin of :meth:`reward`, :meth:`terminated`,
-        :meth:`is_success`, :meth:`distance` and :meth:`observation_extras`,
-        computing each shared quantity once, on Python floats
-        (``ops=SCALAR_OPS``) or on arrays of shape ``(n,)`` (``ops=ARRAY_OPS``).
-        It must return the same values as those methods up to round-off
-        (``tests/test_fast_paths.py`` checks the built-in tasks). The default
-        returns ``None``: the environments then use the batched methods.
-
-        Parameters
-        ----------
-        params : ArmParams
-        ops : Ops
-            The backend's elementwise functions.
-        frame : ArmFrame
-            The state after the step and its kinematics.
-        goal : sequence
-            The goal's ``goal_size`` components.
-        a1, a2 : float or ndarray
-            The applied normalised action, in ``[-1, 1]``.
-        """
-        return None
+    def evaluation(self, out: Array, terms: Array, extras: Array) -> Evaluation:
+        """Wrap the kernel's output arrays ``(n, OUT_SIZE)``, ``(n, t)``, ``(n, e)`` (copies)."""
+        return Evaluation(
+            reward=out[:, REWARD].copy(),
+            terms={
+                name: terms[:, self.term_names.index(name)].copy() for name in self.reported_terms()
+            },
+            terminated=out[:, TERMINATED] != 0.0,
+            success=out[:, SUCCESS] != 0.0,
+            distance=out[:, DISTANCE].copy(),
+            tip=out[:, TIP_X : TIP_Y + 1].copy(),
+            extras=extras.copy(),
+        )
 
     def options(self) -> dict[str, Any]:
         """The task's options as a JSON-friendly dict."""

@@ -4,25 +4,103 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
-from numpy.typing import NDArray
 
-from twolink_gym.kinematics import forward_kinematics, tip_velocity
+from twolink_gym._jit import kernel
+from twolink_gym.dynamics import L1, L2
 from twolink_gym.params import ArmParams
-from twolink_gym.tasks.base import ArmFrame, Array, Ops, Outcome, Task
+from twolink_gym.tasks.base import Array, Task, task_kernel
 
-__all__ = ["ReachTask"]
+__all__ = ["ReachTask", "reach_kernel", "reach_reward"]
+
+# the options vector (ReachTask.option_names, in this order)
+_TOLERANCE, _SUCCESS_SPEED, _NEAR_WEIGHT, _NEAR_SIGMA, _CTRL_WEIGHT, _SPEED_WEIGHT, _SPARSE = range(
+    7
+)
+# the reward's terms (ReachTask.term_names, in this order)
+_DIST, _NEAR, _CTRL, _SPEED = range(4)
 
 
-def _total(terms: Mapping[str, Any]) -> Any:
-    """The reward: the sum of its terms, in their order (floats or arrays of shape ``(n,)``)."""
-    reward: Any = 0.0
-    for value in terms.values():
-        reward = reward + value
-    return reward
+@kernel()
+def reach_reward(
+    options: Array, dist: float, reward_ctrl: float, reward_speed: float, terms: Array
+) -> float:
+    """The reach reward at tip-to-target distance ``dist`` [m], given the goal-free terms.
+
+    Writes the four terms (``reward_dist``, ``reward_near``, ``reward_ctrl``,
+    ``reward_speed``; all but the first are 0 for the sparse reward) into
+    ``terms`` and returns their sum. The step's task kernel and goal relabelling
+    (:meth:`ReachTask.reward_at_distance`, for HER) both call it, so a relabelled
+    reward equals the env's to the last bit.
+    """
+    if options[_SPARSE] != 0.0:
+        terms[_DIST] = 1.0 if dist <= options[_TOLERANCE] else 0.0
+        terms[_NEAR] = 0.0
+        terms[_CTRL] = 0.0
+        terms[_SPEED] = 0.0
+        return terms[_DIST]
+    sigma = options[_NEAR_SIGMA]
+    near = options[_NEAR_WEIGHT] * np.exp(-(dist * dist) / (2.0 * (sigma * sigma)))
+    terms[_DIST] = -dist
+    terms[_NEAR] = near
+    terms[_CTRL] = reward_ctrl
+    terms[_SPEED] = reward_speed
+    return -dist + near + reward_ctrl + reward_speed
+
+
+@task_kernel
+def reach_kernel(
+    arm: Array,
+    options: Array,
+    q1: float,
+    q2: float,
+    dq1: float,
+    dq2: float,
+    c1: float,
+    s1: float,
+    c12: float,
+    s12: float,
+    a1: float,
+    a2: float,
+    goal: Array,
+    terms: Array,
+    extras: Array,
+) -> tuple[float, bool, bool, float]:
+    """The reach task's step: reward, success, tip-to-target distance, extras (a task kernel)."""
+    l1c1, l1s1 = arm[L1] * c1, arm[L1] * s1
+    l2c12, l2s12 = arm[L2] * c12, arm[L2] * s12
+    to_x = goal[0] - (l1c1 + l2c12)
+    to_y = goal[1] - (l1s1 + l2s12)
+    dist = np.sqrt(to_x * to_x + to_y * to_y)
+    extras[0] = goal[0]
+    extras[1] = goal[1]
+    extras[2] = to_x
+    extras[3] = to_y
+    # tip velocity J(q) dq, with the terms of kinematics.jacobian
+    vx = (-l1s1 - l2s12) * dq1 + (-l2s12) * dq2
+    vy = (l1c1 + l2c12) * dq1 + l2c12 * dq2
+    speed = np.sqrt(vx * vx + vy * vy)
+    reward = reach_reward(
+        options,
+        dist,
+        -options[_CTRL_WEIGHT] * (a1 * a1 + a2 * a2),
+        -options[_SPEED_WEIGHT] * speed * speed,
+        terms,
+    )
+    success = dist <= options[_TOLERANCE] and speed <= options[_SUCCESS_SPEED]
+    return reward, False, success, dist
+
+
+@kernel()
+def _reward_at_distance_loop(
+    options: Array, dist: Array, reward_ctrl: Array, reward_speed: Array, out: Array
+) -> None:
+    terms = np.empty(4)
+    for i in range(dist.shape[0]):
+        out[i] = reach_reward(options, dist[i], reward_ctrl[i], reward_speed[i], terms)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,6 +160,22 @@ class ReachTask(Task):
     episode_seconds: ClassVar[float] = 4.0
     goal_size: ClassVar[int] = 2
     extras_size: ClassVar[int] = 4
+    term_names: ClassVar[tuple[str, ...]] = (
+        "reward_dist",
+        "reward_near",
+        "reward_ctrl",
+        "reward_speed",
+    )
+    option_names: ClassVar[tuple[str, ...]] = (
+        "tolerance",
+        "success_speed",
+        "near_weight",
+        "near_sigma",
+        "ctrl_weight",
+        "speed_weight",
+        "sparse",
+    )
+    kernel: ClassVar[Any] = staticmethod(reach_kernel)
 
     tolerance: float = 0.05
     success_speed: float = 0.1
@@ -155,11 +249,6 @@ class ReachTask(Task):
             )
 
     # -- observation -----------------------------------------------------
-    def observation_extras(self, params: ArmParams, state: Array, goal: Array) -> Array:
-        """``[target_x, target_y, target_x - tip_x, target_y - tip_y]`` [m]."""
-        tip = forward_kinematics(params, state[:, :2])[1]
-        return np.concatenate([goal, goal - tip], axis=1)
-
     def extras_bounds(self, params: ArmParams) -> tuple[Array, Array]:
         """Targets lie within ``R`` of the base, tip-to-target vectors within ``2R``."""
         r = params.reach
@@ -167,116 +256,54 @@ class ReachTask(Task):
         return -high, high
 
     def extras_names(self) -> tuple[str, ...]:
-        """Names of the extras."""
+        """``[target_x, target_y, target_x - tip_x, target_y - tip_y]`` [m]."""
         return ("target_x", "target_y", "to_target_x", "to_target_y")
 
-    # -- reward, termination, success -----------------------------------
-    def distance(self, params: ArmParams, state: Array, goal: Array) -> Array:
-        """Tip-to-target distance [m]."""
-        tip = forward_kinematics(params, state[:, :2])[1]
-        return np.hypot(goal[:, 0] - tip[:, 0], goal[:, 1] - tip[:, 1])
+    # -- reward ----------------------------------------------------------
+    def reported_terms(self) -> tuple[str, ...]:
+        """The reported terms: ``reward_dist``, and for the dense reward more.
 
-    def _tip_speed(self, params: ArmParams, state: Array) -> Array:
-        v = tip_velocity(params, state[:, :2], state[:, 2:])
-        return np.hypot(v[:, 0], v[:, 1])
-
-    def reward(
-        self, params: ArmParams, state: Array, goal: Array, action: Array
-    ) -> tuple[Array, dict[str, Array]]:
-        """Dense or sparse reward, with its terms."""
-        dist = self.distance(params, state, goal)
-        terms = {
-            **self.distance_terms(dist),
-            **self.goal_free_terms(np.sum(action**2, axis=1), self._tip_speed(params, state)),
-        }
-        return _total(terms), terms
-
-    def goal_free_terms(self, action_sq: Any, tip_speed: Any) -> dict[str, Any]:
-        """The reward terms that do not depend on the target (empty for the sparse reward).
-
-        Parameters
-        ----------
-        action_sq : float or ndarray, shape (n,)
-            ``|a|²`` of the applied normalised action.
-        tip_speed : float or ndarray, shape (n,)
-            Tip speed [m/s].
-
-        Returns
-        -------
-        dict
-            ``reward_ctrl`` and, with ``speed_weight > 0``, ``reward_speed``.
+        Dense: also ``reward_near``, ``reward_ctrl`` and, with ``speed_weight > 0``,
+        ``reward_speed``.
         """
         if self.sparse:
-            return {}
-        terms = {"reward_ctrl": -self.ctrl_weight * action_sq}
-        if self.speed_weight:
-            terms["reward_speed"] = -self.speed_weight * tip_speed * tip_speed
-        return terms
+            return ("reward_dist",)
+        return self.term_names if self.speed_weight else self.term_names[:3]
 
-    def distance_terms(self, dist: Any, exp: Callable[[Any], Any] = np.exp) -> dict[str, Any]:
-        """The reward terms that depend on the tip-to-target distance ``dist`` [m].
-
-        Parameters
-        ----------
-        dist : float or ndarray, shape (n,)
-            Tip-to-target distance [m].
-        exp : callable
-            The exponential of ``dist``'s kind (the fast paths pass theirs).
-
-        Returns
-        -------
-        dict
-            Sparse: ``reward_dist`` (1 within ``tolerance``, else 0). Dense:
-            ``reward_dist = -dist`` and ``reward_near``, the Gaussian term.
-        """
-        if self.sparse:
-            return {"reward_dist": 1.0 * (dist <= self.tolerance)}
-        near = self.near_weight * exp(-(dist * dist) / (2.0 * self.near_sigma**2))
-        return {"reward_dist": -dist, "reward_near": near}
-
-    def reward_at_distance(
-        self, dist: Any, terms: Mapping[str, Any], exp: Callable[[Any], Any] = np.exp
-    ) -> Any:
-        """The reward for a tip ``dist`` [m] from the target, given :meth:`goal_free_terms`.
-
-        Goal relabelling (``compute_reward`` of a goal-conditioned view, for HER)
-        calls it. It is the sum the env's step takes: :meth:`distance_terms`
-        and :meth:`goal_free_terms`, added in the same order by the same
-        function, so a relabelled reward equals the env's to the last bit.
-        Works on floats and on arrays of shape ``(n,)``.
-        """
-        return _total({**self.distance_terms(dist, exp), **terms})
-
-    def is_success(self, params: ArmParams, state: Array, goal: Array) -> NDArray[np.bool_]:
-        """Within ``tolerance`` of the target and slower than ``success_speed``."""
-        return (self.distance(params, state, goal) <= self.tolerance) & (
-            self._tip_speed(params, state) <= self.success_speed
+    def goal_free_term_names(self) -> tuple[str, ...]:
+        """The reported terms that do not depend on the target (what HER must keep)."""
+        return tuple(
+            name for name in self.reported_terms() if name in ("reward_ctrl", "reward_speed")
         )
 
-    def outcome(
-        self,
-        params: ArmParams,
-        ops: Ops,
-        frame: ArmFrame,
-        goal: Sequence[Any],
-        a1: Any,
-        a2: Any,
-    ) -> Outcome:
-        """All of the task's per-step values in one pass (see :meth:`Task.outcome`)."""
-        gx, gy = goal
-        to_x = gx - frame.tip_x
-        to_y = gy - frame.tip_y
-        dist = ops.sqrt(to_x * to_x + to_y * to_y)
-        extras = (gx, gy, to_x, to_y)
-        # tip velocity J(q) dq, with the terms of kinematics.jacobian
-        s1, c1 = params.l1 * frame.s1, params.l1 * frame.c1
-        s12, c12 = params.l2 * frame.s12, params.l2 * frame.c12
-        vx = (-s1 - s12) * frame.dq1 + (-s12) * frame.dq2
-        vy = (c1 + c12) * frame.dq1 + c12 * frame.dq2
-        speed = ops.sqrt(vx * vx + vy * vy)
-        success = (dist <= self.tolerance) & (speed <= self.success_speed)
-        terms = {
-            **self.distance_terms(dist, ops.exp),
-            **self.goal_free_terms(a1 * a1 + a2 * a2, speed),
-        }
-        return Outcome(_total(terms), terms, False, success, dist, extras)
+    def reward_at_distance(self, dist: Any, terms: Mapping[str, Any]) -> Any:
+        """The reward for tips ``dist`` [m] from the target, given the goal-free terms.
+
+        Goal relabelling (``compute_reward`` of a goal-conditioned view, for HER)
+        calls it; it runs :func:`reach_reward`, the function the env's step runs.
+
+        Parameters
+        ----------
+        dist : float or ndarray
+            Tip-to-target distances [m].
+        terms : mapping
+            ``reward_ctrl`` and ``reward_speed`` of the transitions (as in their
+            ``info``; a missing term counts as 0), broadcastable to ``dist``.
+
+        Returns
+        -------
+        float or ndarray
+            Of ``dist``'s shape.
+        """
+        d = np.asarray(dist, dtype=np.float64)
+        flat = np.ascontiguousarray(d).reshape(-1)
+
+        def term(name: str) -> Array:
+            value = np.asarray(terms.get(name, 0.0), dtype=np.float64)
+            return np.ascontiguousarray(np.broadcast_to(value, d.shape)).reshape(-1)
+
+        out = np.empty_like(flat)
+        _reward_at_distance_loop(
+            self.kernel_options(), flat, term("reward_ctrl"), term("reward_speed"), out
+        )
+        return out.reshape(d.shape) if d.ndim else float(out[0])

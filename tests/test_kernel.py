@@ -1,0 +1,385 @@
+"""The compiled step kernel against an independent numpy reference, and its invariants.
+
+Reference: a classic RK4 written here in numpy over the batched vector field
+``dynamics.state_derivative`` (itself checked against a sympy derivation in
+``test_dynamics.py``), the torque ``action * max_torque``, speeds clipped to
+``max_speed``; then each task's reward, success, termination and extras
+computed from their documented formulas with the numpy kinematics
+(``forward_kinematics``, ``tip_velocity``, ``wrap_angle``). The kernel must
+match it to round-off. The single env, the vector env (one thread or two)
+and per-copy arms must match each other bit for bit; with numba's compiler
+disabled the same source must give the same numbers to round-off.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import twolink_gym
+from twolink_gym import _jit
+from twolink_gym.dynamics import state_derivative
+from twolink_gym.env import TwoLinkEnv
+from twolink_gym.kinematics import forward_kinematics, tip_velocity, wrap_angle
+from twolink_gym.params import ArmParams
+from twolink_gym.simulation import Simulation, encode_state
+from twolink_gym.tasks import BalanceTask, ReachTask
+from twolink_gym.vector_env import TwoLinkVectorEnv
+
+TASKS = {
+    "reach": ReachTask(),
+    "reach_speed": ReachTask(speed_weight=0.3),
+    "reach_sparse": ReachTask(sparse=True, tolerance=0.5),
+    "balance": BalanceTask(),
+}
+RTOL, ATOL = 1e-11, 1e-11
+
+
+def numpy_rk4(params, state, tau, dt, substeps):
+    h = dt / substeps
+    x = state.copy()
+    for _ in range(substeps):
+        k1 = state_derivative(params, x, tau)
+        k2 = state_derivative(params, x + 0.5 * h * k1, tau)
+        k3 = state_derivative(params, x + 0.5 * h * k2, tau)
+        k4 = state_derivative(params, x + h * k3, tau)
+        x = x + h / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
+    return x
+
+
+def task_reference(task, params, state, goal, action):
+    """The documented reward, terms, termination, success, distance and extras (numpy)."""
+    tip = forward_kinematics(params, state[:, :2])[1]
+    if isinstance(task, ReachTask):
+        d = np.hypot(goal[:, 0] - tip[:, 0], goal[:, 1] - tip[:, 1])
+        v = tip_velocity(params, state[:, :2], state[:, 2:])
+        speed = np.hypot(v[:, 0], v[:, 1])
+        if task.sparse:
+            terms = {"reward_dist": (d <= task.tolerance).astype(float)}
+        else:
+            terms = {
+                "reward_dist": -d,
+                "reward_near": task.near_weight * np.exp(-(d**2) / (2 * task.near_sigma**2)),
+                "reward_ctrl": -task.ctrl_weight * np.sum(action**2, axis=1),
+            }
+            if task.speed_weight:
+                terms["reward_speed"] = -task.speed_weight * speed**2
+        reward = sum(terms.values())
+        success = (d <= task.tolerance) & (speed <= task.success_speed)
+        terminated = np.zeros(len(d), dtype=bool)
+        extras = np.concatenate([goal, goal - tip], axis=1)
+    else:
+        t1 = wrap_angle(state[:, 0] - math.pi / 2)
+        t2 = wrap_angle(state[:, 0] + state[:, 1] - math.pi / 2)
+        d = np.maximum(np.abs(t1), np.abs(t2))
+        upright = np.exp(-(t1**2 + t2**2) / (2 * task.upright_sigma**2))
+        ctrl = 1 - 0.5 * task.ctrl_weight * np.sum(action**2, axis=1)
+        speed2 = np.sum(state[:, 2:] ** 2, axis=1)
+        still = 1 - task.speed_weight * (1 - np.exp(-speed2 / (2 * task.still_sigma**2)))
+        terms = {"reward_upright": upright, "reward_ctrl": ctrl, "reward_still": still}
+        reward = upright * ctrl * still
+        success = (d <= task.success_angle) & np.all(
+            np.abs(state[:, 2:]) <= task.success_speed, axis=1
+        )
+        terminated = d > task.fall_angle
+        extras = np.zeros((len(d), 0))
+    return {
+        "reward": reward,
+        "terms": terms,
+        "terminated": terminated,
+        "success": success,
+        "distance": d,
+        "tip": tip,
+        "extras": extras,
+    }
+
+
+def reference(sim: Simulation, state, goal, action):
+    nxt = numpy_rk4(sim.params, state, action * sim.max_torque, sim.dt, sim.substeps)
+    nxt[:, 2:] = np.clip(nxt[:, 2:], -sim.max_speed, sim.max_speed)
+    ref = task_reference(sim.task, sim.params, nxt, goal, action)
+    obs = np.concatenate([encode_state(nxt), ref["extras"]], 1).astype(np.float32)
+    return nxt, obs, ref
+
+
+def random_batch(sim: Simulation, n: int, seed: int):
+    """States all over the state space (speeds up to the limit) and goals in the workspace."""
+    rng = np.random.default_rng(seed)
+    state = np.column_stack(
+        [rng.uniform(-4, 4, (n, 2)), rng.uniform(-sim.max_speed, sim.max_speed, (n, 2))]
+    )
+    if isinstance(sim.task, BalanceTask):  # also states near upright: success and no fall
+        state[: n // 2] = np.array([math.pi / 2, 0, 0, 0]) + rng.uniform(-0.05, 0.05, (n // 2, 4))
+    goal = np.array([sim.task.sample_goal(rng, sim.params) for _ in range(n)]).reshape(n, -1)
+    if isinstance(sim.task, ReachTask):  # some targets at the tip: success
+        goal[: n // 4] = forward_kinematics(sim.params, state[: n // 4, :2])[1]
+        state[: n // 4, 2:] = 0.0
+    action = np.clip(rng.uniform(-1.3, 1.3, (n, 2)), -1, 1)
+    return state, goal, action
+
+
+def assert_outcome_close(outcome, ref):
+    np.testing.assert_allclose(outcome.reward, ref["reward"], rtol=RTOL, atol=ATOL)
+    assert outcome.terms.keys() == ref["terms"].keys()
+    for key, value in ref["terms"].items():
+        np.testing.assert_allclose(outcome.terms[key], value, rtol=RTOL, atol=ATOL, err_msg=key)
+    np.testing.assert_allclose(outcome.distance, ref["distance"], rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(outcome.tip, ref["tip"], rtol=RTOL, atol=ATOL)
+    np.testing.assert_array_equal(outcome.terminated, ref["terminated"])
+    np.testing.assert_array_equal(outcome.success, ref["success"])
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+@pytest.mark.parametrize("name", TASKS)
+def test_kernel_step_matches_numpy_reference(name, parallel):
+    sim = Simulation.create(task=TASKS[name])
+    n = 400
+    state, goal, action = random_batch(sim, n, seed=1)
+    nxt, obs, ref = reference(sim, state, goal, action)
+    x = state.copy()
+    buffers = sim.buffers(n)
+    sim.step(sim.arms(None, n), x, goal, action, buffers, parallel=parallel)
+    np.testing.assert_allclose(x, nxt, rtol=RTOL, atol=ATOL)
+    assert_outcome_close(sim.evaluation(buffers), ref)
+    np.testing.assert_allclose(buffers.obs, obs, rtol=1e-6, atol=1e-7)
+    assert buffers.obs.dtype == np.float32
+    # the random batch does exercise both branches of the flags
+    if name != "reach_speed":
+        assert ref["success"].any() and not ref["success"].all()
+    if name == "balance":
+        assert ref["terminated"].any() and not ref["terminated"].all()
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_task_evaluate_matches_documented_formulas(name):
+    task = TASKS[name]
+    sim = Simulation.create(task=task)
+    state, goal, action = random_batch(sim, 300, seed=2)
+    got = task.evaluate(sim.params, state, goal, action)
+    ref = task_reference(task, sim.params, state, goal, action)
+    assert_outcome_close(got, ref)
+    np.testing.assert_allclose(got.extras, ref["extras"], rtol=RTOL, atol=ATOL)
+
+
+def test_sincos_is_the_c_librarys_sin_and_cos_bit_for_bit():
+    from numba import njit
+
+    @njit
+    def both(x, out):
+        for i in range(x.shape[0]):
+            out[i, 0], out[i, 1] = _jit.sincos(x[i])
+
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.uniform(-10, 10, 20000), rng.normal(0, 1e4, 2000)])
+    out = np.empty((len(x), 2))
+    both(x, out)
+    np.testing.assert_array_equal(out[:, 0], [math.sin(v) for v in x.tolist()])
+    np.testing.assert_array_equal(out[:, 1], [math.cos(v) for v in x.tolist()])
+
+
+def reference_env_step(env: TwoLinkEnv, action):
+    a = np.clip(np.asarray(action, dtype=np.float64), -1, 1)[None]
+    nxt, obs, ref = reference(env.sim, env.state[None], env.goal[None], a)
+    return nxt[0], obs[0], ref
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_single_env_step_matches_reference_across_episodes(name):
+    env = TwoLinkEnv(task=TASKS[name])
+    rng = np.random.default_rng(4)
+    env.reset(seed=4)
+    steps, resets = 0, 0
+    while steps < 150:
+        action = rng.uniform(-1.5, 1.5, 2).astype(np.float32)
+        if steps % 3 == 0:
+            action = action.tolist()  # a list goes through the checked path
+        nxt, obs, ref = reference_env_step(env, action)
+        o, r, terminated, truncated, info = env.step(action)
+        steps += 1
+        np.testing.assert_allclose(env.state, nxt, rtol=RTOL, atol=ATOL)
+        np.testing.assert_allclose(o, obs, rtol=1e-6, atol=1e-7)
+        assert o.dtype == np.float32 and o.shape == env.observation_space.shape
+        assert type(r) is float and type(terminated) is bool and truncated is False
+        np.testing.assert_allclose(r, ref["reward"][0], rtol=RTOL, atol=ATOL)
+        assert terminated == ref["terminated"][0]
+        assert type(info["is_success"]) is bool and info["is_success"] == ref["success"][0]
+        assert type(info["distance"]) is float
+        np.testing.assert_allclose(info["distance"], ref["distance"][0], rtol=RTOL, atol=ATOL)
+        np.testing.assert_allclose(info["tip"], ref["tip"][0], rtol=RTOL, atol=ATOL)
+        np.testing.assert_array_equal(info["state"], env.state)
+        for key, value in ref["terms"].items():
+            assert type(info[key]) is float
+            np.testing.assert_allclose(info[key], value[0], rtol=RTOL, atol=ATOL)
+        if terminated or steps % 60 == 0:
+            env.reset()
+            resets += 1
+    assert resets >= 2
+
+
+def run_single_envs(task, seeds, actions, params=None):
+    """Per copy: the obs/reward/terminated/truncated sequence of a single env (SameStep resets)."""
+    runs = []
+    for i, seed in enumerate(seeds):
+        env = TwoLinkEnv(task=task, params=None if params is None else params[i])
+        limit = env.default_max_episode_steps
+        env.reset(seed=seed)
+        rows, t = [], 0
+        for a in actions[:, i]:
+            o, r, term, _, info = env.step(a)
+            t += 1
+            trunc = t >= limit and not term
+            final = o
+            if term or trunc:
+                o, _ = env.reset()
+                t = 0
+            rows.append((o, r, term, trunc, final, info["is_success"], info["state"]))
+        runs.append(rows)
+    return runs
+
+
+def assert_vector_equals_singles(venv, singles, actions):
+    n = venv.num_envs
+    ends = 0
+    for t in range(actions.shape[0]):
+        obs, reward, terminated, truncated, info = venv.step(actions[t])
+        for i in range(n):
+            o, r, term, trunc, final, success, _ = singles[i][t]
+            np.testing.assert_array_equal(obs[i], o)
+            assert reward[i] == r
+            assert terminated[i] == term and truncated[i] == trunc
+            if term or trunc:
+                ends += 1
+                np.testing.assert_array_equal(info["final_obs"][i], final)
+                assert info["final_info"]["is_success"][i] == success
+            else:
+                assert info["is_success"][i] == success
+    return ends
+
+
+@pytest.mark.parametrize(
+    ("name", "n", "threads"), [("balance", 3, 1), ("balance", 40, 2), ("reach", 5, 2)]
+)
+def test_vector_env_equals_single_envs_bit_for_bit(name, n, threads):
+    task = TASKS[name]
+    steps = 210 if name == "reach" else 120  # reach truncates at 200; balance falls
+    actions = np.random.default_rng(6).uniform(-1, 1, (steps, n, 2)).astype(np.float32)
+    venv = TwoLinkVectorEnv(n, task=task, autoreset_mode="SameStep", num_threads=threads)
+    venv.reset(seed=10)
+    singles = run_single_envs(task, [10 + i for i in range(n)], actions)
+    assert assert_vector_equals_singles(venv, singles, actions) >= n
+
+
+def random_arms(n, seed):
+    rng = np.random.default_rng(seed)
+    base = ArmParams()
+    arms = []
+    for _ in range(n):
+        f = rng.uniform(0.7, 1.3, 6)
+        arms.append(
+            ArmParams(
+                m1=base.m1 * f[0],
+                m2=base.m2 * f[1],
+                l1=base.l1 * f[2],
+                l2=base.l2 * f[3],
+                lc1=base.lc1 * f[2] * f[4] / 1.3,
+                lc2=base.lc2 * f[3] * f[5] / 1.3,
+                friction1=rng.uniform(0, 0.5),
+                friction2=rng.uniform(0, 0.5),
+            )
+        )
+    return arms
+
+
+@pytest.mark.parametrize("name", ["reach", "balance"])
+def test_vector_env_with_per_copy_arms_equals_single_envs(name):
+    n = 6
+    arms = random_arms(n, seed=7)
+    assert len({(a.m1, a.l1) for a in arms}) == n  # really different arms
+    steps = 210 if name == "reach" else 120
+    actions = np.random.default_rng(8).uniform(-1, 1, (steps, n, 2)).astype(np.float32)
+    venv = TwoLinkVectorEnv(n, task=name, params=arms, autoreset_mode="SameStep", num_threads=2)
+    assert venv.arm_params == arms
+    venv.reset(seed=20)
+    singles = run_single_envs(name, [20 + i for i in range(n)], actions, params=arms)
+    assert_vector_equals_singles(venv, singles, actions)
+    # and the copies did move differently: same seed start, different arms
+    assert not np.allclose(singles[0][50][6], singles[1][50][6])
+
+
+def test_per_copy_arms_are_validated():
+    with pytest.raises(ValueError, match="sequence of num_envs = 3"):
+        TwoLinkVectorEnv(3, params=[ArmParams(), ArmParams()])
+    with pytest.raises(ValueError, match="num_threads must lie in"):
+        TwoLinkVectorEnv(3, num_threads=_jit.max_threads() + 1)
+    with pytest.raises(ValueError, match="num_threads must be an integer"):
+        TwoLinkVectorEnv(3, num_threads=0)
+
+
+def test_observation_bounds_cover_every_copys_arm():
+    arms = [ArmParams(l1=0.5, l2=0.5), ArmParams(l1=1.5, l2=1.0)]
+    venv = TwoLinkVectorEnv(2, task="reach", params=arms)
+    assert venv.single_observation_space.high[6] == pytest.approx(2.5)
+
+
+_DISABLED_JIT_SCRIPT = """
+import json, numpy as np, twolink_gym
+from twolink_gym import _jit
+assert _jit.JIT_DISABLED == {disabled}
+out = {{}}
+for task in ("reach", "balance"):
+    env = twolink_gym.TwoLinkEnv(task=task)
+    env.reset(seed=3)
+    rng = np.random.default_rng(3)
+    rewards = []
+    for _ in range(40):
+        _, r, term, _, info = env.step(rng.uniform(-1, 1, 2).astype(np.float32))
+        rewards.append(r)
+        if term:
+            env.reset()
+    venv = twolink_gym.TwoLinkVectorEnv(3, task=task)
+    venv.reset(seed=3)
+    vobs, *_ = venv.step(np.full((3, 2), 0.5))
+    out[task] = {{"state": env.state.tolist(), "rewards": rewards, "vobs": vobs.tolist()}}
+out["forward"] = twolink_gym.forward_dynamics(
+    twolink_gym.ArmParams(), [[0.3, -0.2]], [[1.0, 2.0]], [[3.0, -1.0]]).tolist()
+print(json.dumps(out))
+"""
+
+
+def _run(disabled: bool):
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1" if disabled else "0")
+    proc = subprocess.run(
+        [sys.executable, "-c", _DISABLED_JIT_SCRIPT.format(disabled=disabled)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=300,
+    )
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_same_source_runs_with_the_compiler_disabled():
+    compiled, interpreted = _run(False), _run(True)
+    for task in ("reach", "balance"):
+        np.testing.assert_allclose(
+            interpreted[task]["state"], compiled[task]["state"], rtol=1e-9, atol=1e-9
+        )
+        np.testing.assert_allclose(
+            interpreted[task]["rewards"], compiled[task]["rewards"], rtol=1e-9, atol=1e-9
+        )
+        np.testing.assert_allclose(
+            interpreted[task]["vobs"], compiled[task]["vobs"], rtol=1e-6, atol=1e-6
+        )
+    np.testing.assert_allclose(interpreted["forward"], compiled["forward"], rtol=1e-12)
+
+
+def test_package_version_exports_task_kernel():
+    assert twolink_gym.task_kernel is twolink_gym.tasks.task_kernel

@@ -1,0 +1,138 @@
+"""The compiler glue: numba's ``njit`` with the project's settings, and ``sincos``.
+
+Every compiled function of the package is decorated with :func:`kernel`:
+numba's ``njit`` with ``cache=True`` (the machine code is written beside the
+module, in ``__pycache__``, and loaded by later processes instead of being
+compiled again) and numpy's error model (a float division by zero gives
+inf/NaN as in numpy, never an exception; the equations never divide by zero).
+
+With the environment variable ``NUMBA_DISABLE_JIT=1`` set before the first
+import, :func:`kernel` returns the plain Python function: the same source then
+runs in the interpreter, slowly, for debugging with ``pdb`` or ``print``.
+"""
+
+from __future__ import annotations
+
+import cmath
+import inspect
+import os
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import numba
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic, overload
+
+__all__ = ["JIT_DISABLED", "get_num_threads", "kernel", "max_threads", "set_num_threads", "sincos"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: Whether numba's compiler is disabled (``NUMBA_DISABLE_JIT=1``).
+JIT_DISABLED: bool = bool(numba.config.DISABLE_JIT)  # type: ignore[attr-defined]
+
+
+def kernel(
+    signature: Any = None, *, parallel: bool = False, cache: bool = True, inline: bool = False
+) -> Callable[[F], F]:
+    """Compile a function with numba (``cache=True``, numpy error model).
+
+    Parameters
+    ----------
+    signature : numba signature, optional
+        Compile eagerly for this signature only; default: compile lazily for
+        the argument types of each call.
+    parallel : bool
+        Let ``numba.prange`` loops run on numba's thread pool.
+    cache : bool
+        Write the machine code to disk (only for functions of a ``.py`` file:
+        in a notebook or ``exec``'d code there is no file to key the cache on).
+        Off for functions that take a compiled
+        function as an argument or close over one: numba cannot find those in
+        its cache from one process to the next, and would write a new file each time.
+    inline : bool
+        Inline the function into its callers in numba's own IR (``inline="always"``),
+        which lets numba drop the reference counting of the array views passed in.
+    """
+    options: dict[str, Any] = {"cache": cache, "error_model": "numpy", "nogil": True}
+    if inline:
+        options["inline"] = "always"
+    if parallel:
+        options["parallel"] = True
+
+    def decorate(fn: F) -> F:
+        if cache and not _from_python_file(fn):
+            options["cache"] = False  # numba caches only functions of a .py file
+        if signature is None:
+            return numba.njit(**options)(fn)  # type: ignore[no-any-return,unused-ignore]
+        return numba.njit(signature, **options)(fn)  # type: ignore[no-any-return,unused-ignore]
+
+    return decorate
+
+
+def _from_python_file(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` was defined in a ``.py`` file (not a notebook cell or ``exec``)."""
+    try:
+        path = inspect.getsourcefile(fn)
+    except TypeError:
+        return False
+    return path is not None and path.endswith(".py") and os.path.isfile(path)
+
+
+def sincos(x: float) -> tuple[float, float]:
+    """``(sin x, cos x)``: one call of the C library's ``sincos`` in compiled code.
+
+    C's ``sincos`` shares the argument reduction of the two functions and costs
+    about as much as one of them; its results are those of ``sin`` and ``cos``
+    bit for bit (glibc; checked in the tests against ``numpy.sin``/``cos``).
+    Compiled code also accepts a complex ``x`` (``cmath``). In the interpreter
+    (``NUMBA_DISABLE_JIT=1``) this Python body runs, for floats and complex
+    numbers alike.
+    """
+    return np.sin(x), np.cos(x)
+
+
+@intrinsic
+def _libm_sincos(typingctx, x):  # type: ignore[no-untyped-def,unused-ignore]
+    if not isinstance(x, types.Float):
+        return None
+    sig = types.UniTuple(types.float64, 2)(x)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        dbl = ir.DoubleType()
+        fnty = ir.FunctionType(ir.VoidType(), [dbl, dbl.as_pointer(), dbl.as_pointer()])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "sincos")
+        s = cgutils.alloca_once(builder, dbl)
+        c = cgutils.alloca_once(builder, dbl)
+        builder.call(fn, [context.cast(builder, args[0], signature.args[0], types.float64), s, c])
+        return context.make_tuple(
+            builder, signature.return_type, [builder.load(s), builder.load(c)]
+        )
+
+    return sig, codegen
+
+
+@overload(sincos)
+def _sincos_overload(x):  # type: ignore[no-untyped-def,unused-ignore]  # numba matches names
+    if isinstance(x, types.Float):
+        return lambda x: _libm_sincos(x)  # type: ignore[call-arg]
+    if isinstance(x, types.Complex):  # the complex step of dynamics.linearize
+        return lambda x: (cmath.sin(x), cmath.cos(x))
+    return None
+
+
+def max_threads() -> int:
+    """The size of numba's thread pool (``NUMBA_NUM_THREADS``, default: the CPU count)."""
+    return int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
+
+
+def get_num_threads() -> int:
+    """The number of threads the calling thread's parallel loops use."""
+    return int(numba.get_num_threads())
+
+
+def set_num_threads(n: int) -> None:
+    """Set the threads of the calling thread's parallel loops (1 … :func:`max_threads`)."""
+    numba.set_num_threads(n)

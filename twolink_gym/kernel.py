@@ -1,0 +1,224 @@
+"""The step kernel: dynamics, RK4, speed limit, task logic and observation, compiled together.
+
+:func:`step_kernels` compiles, for one task kernel (see
+:mod:`twolink_gym.tasks.base`), three loops over a batch of arms:
+
+``step``
+    one control step of every arm on the calling thread: RK4 of the
+    equations of motion (:func:`twolink_gym.integrators.rk4`), the speed
+    limit, the task kernel and the observation;
+``step_parallel``
+    the same, with the arms spread over numba's thread pool (``prange``);
+``observe``
+    the task kernel and the observation of every arm where it is (episode starts).
+
+The single env calls ``step`` with one arm, the vector env ``step`` or
+``step_parallel`` with all its copies: the same per-arm machine code, so
+their trajectories are bit-identical. The loops close over the task kernel,
+so they are compiled once per task and process on first use (about a second;
+numba cannot cache closures on disk); everything they call (the dynamics, RK4,
+the task kernel) is compiled once and cached on disk.
+
+Array arguments of the loops (``n`` arms; all C-contiguous)::
+
+    arms         (n, 9) float64   per-copy arm vectors (dynamics.ARM_VECTOR_FIELDS)
+    config       (5,)   float64   [max_torque1, max_torque2, max_speed, dt, substeps]
+    options      (k,)   float64   the task's options vector (Task.kernel_options)
+    state        (n, 4) float64   [q1, q2, dq1, dq2]; step: read, then overwritten
+    action       (n, 2) float64   normalised actions, already clipped to [-1, 1]
+    goal         (n, g) float64
+    obs          (n, 6 + e) float32   written: [cos q1, sin q1, cos q2, sin q2, dq1, dq2, *extras]
+    out          (n, 6) float64   written: reward, distance, tip x, tip y, terminated, success
+                                  (the column constants of twolink_gym.tasks.base)
+    terms        (n, t) float64   written: the reward's terms (Task.term_names)
+    extras       (n, e) float64   written: the observation extras in float64
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, NamedTuple
+
+import numpy as np
+from numba import prange
+from numpy.typing import NDArray
+
+from twolink_gym._jit import kernel
+from twolink_gym.integrators import rk4
+from twolink_gym.tasks.base import evaluate_one
+
+__all__ = ["CONFIG_SIZE", "StepKernels", "step_kernels"]
+
+# entries of ``config``
+_TORQUE1, _TORQUE2, _MAX_SPEED, _DT, _SUBSTEPS = range(5)
+CONFIG_SIZE = 5
+
+Array = NDArray[np.float64]
+
+
+class StepKernels(NamedTuple):
+    """The compiled loops of one task (see the module notes for their arguments)."""
+
+    step: Any
+    step_parallel: Any
+    observe: Any
+
+
+@kernel(cache=False, inline=True)
+def _observe_one(
+    task_kernel: Any,
+    i: int,
+    arm: Array,
+    options: Array,
+    q1: float,
+    q2: float,
+    dq1: float,
+    dq2: float,
+    action: Array,
+    goal: Array,
+    obs: NDArray[np.float32],
+    out: Array,
+    terms: Array,
+    extras: Array,
+) -> None:
+    """Task outcome (:func:`~twolink_gym.tasks.base.evaluate_one`) and observation of arm ``i``."""
+    c1, s1, c2, s2 = evaluate_one(
+        task_kernel,
+        arm,
+        options,
+        q1,
+        q2,
+        dq1,
+        dq2,
+        action[i, 0],
+        action[i, 1],
+        goal[i],
+        out[i],
+        terms[i],
+        extras[i],
+    )
+    ob = obs[i]
+    ob[0] = c1
+    ob[1] = s1
+    ob[2] = c2
+    ob[3] = s2
+    ob[4] = dq1
+    ob[5] = dq2
+    for j in range(extras.shape[1]):
+        ob[6 + j] = extras[i, j]
+
+
+@kernel(cache=False, inline=True)
+def _step_one(
+    task_kernel: Any,
+    i: int,
+    arms: Array,
+    config: Array,
+    options: Array,
+    state: Array,
+    action: Array,
+    goal: Array,
+    obs: NDArray[np.float32],
+    out: Array,
+    terms: Array,
+    extras: Array,
+) -> None:
+    """One control step of arm ``i``: RK4, speed limit, task outcome, observation."""
+    arm = arms[i]
+    x = state[i]
+    q1, q2, dq1, dq2 = rk4(
+        arm,
+        x[0],
+        x[1],
+        x[2],
+        x[3],
+        action[i, 0] * config[_TORQUE1],
+        action[i, 1] * config[_TORQUE2],
+        config[_DT],
+        int(config[_SUBSTEPS]),
+    )
+    limit = config[_MAX_SPEED]
+    dq1 = min(max(dq1, -limit), limit)
+    dq2 = min(max(dq2, -limit), limit)
+    x[0] = q1
+    x[1] = q2
+    x[2] = dq1
+    x[3] = dq2
+    _observe_one(
+        task_kernel, i, arm, options, q1, q2, dq1, dq2, action, goal, obs, out, terms, extras
+    )
+
+
+@functools.cache
+def step_kernels(task_kernel: Any) -> StepKernels:
+    """Compile the step loops of a task kernel (memoised per kernel and process)."""
+
+    @kernel(cache=False)
+    def step(
+        arms: Array,
+        config: Array,
+        options: Array,
+        state: Array,
+        action: Array,
+        goal: Array,
+        obs: NDArray[np.float32],
+        out: Array,
+        terms: Array,
+        extras: Array,
+    ) -> None:
+        for i in range(state.shape[0]):
+            _step_one(
+                task_kernel, i, arms, config, options, state, action, goal, obs, out, terms, extras
+            )
+
+    @kernel(cache=False, parallel=True)
+    def step_parallel(
+        arms: Array,
+        config: Array,
+        options: Array,
+        state: Array,
+        action: Array,
+        goal: Array,
+        obs: NDArray[np.float32],
+        out: Array,
+        terms: Array,
+        extras: Array,
+    ) -> None:
+        for i in prange(state.shape[0]):
+            _step_one(
+                task_kernel, i, arms, config, options, state, action, goal, obs, out, terms, extras
+            )
+
+    @kernel(cache=False)
+    def observe(
+        arms: Array,
+        config: Array,
+        options: Array,
+        state: Array,
+        action: Array,
+        goal: Array,
+        obs: NDArray[np.float32],
+        out: Array,
+        terms: Array,
+        extras: Array,
+    ) -> None:
+        for i in range(state.shape[0]):
+            x = state[i]
+            _observe_one(
+                task_kernel,
+                i,
+                arms[i],
+                options,
+                x[0],
+                x[1],
+                x[2],
+                x[3],
+                action,
+                goal,
+                obs,
+                out,
+                terms,
+                extras,
+            )
+
+    return StepKernels(step, step_parallel, observe)
