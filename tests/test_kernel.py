@@ -383,3 +383,36 @@ def test_same_source_runs_with_the_compiler_disabled():
 
 def test_package_version_exports_task_kernel():
     assert twolink_gym.task_kernel is twolink_gym.tasks.task_kernel
+
+
+_CACHE_PROBE = """
+import json, numpy as np, twolink_gym
+from twolink_gym.kernel import step_kernels
+env = twolink_gym.TwoLinkEnv(task="balance")
+env.reset(seed=0)
+env.step(np.zeros(2, np.float32))
+stats = step_kernels(env.sim.task.kernel).step.stats
+print(json.dumps({"hits": sum(stats.cache_hits.values()), "misses": sum(stats.cache_misses.values())}))
+"""
+
+
+def test_step_loops_are_found_in_the_disk_cache_by_a_later_process():
+    def probe():
+        proc = subprocess.run(
+            [sys.executable, "-c", _CACHE_PROBE], capture_output=True, text=True, check=True
+        )
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    probe()  # compiles (or finds) the balance loops and writes them
+    assert probe() == {"hits": 1, "misses": 0}
+
+
+def test_closures_over_code_without_a_file_are_not_cached():
+    from numba import njit
+
+    namespace: dict[str, object] = {}
+    exec("def f(x):\n    return x + 1.0\n", namespace)
+    captured = njit(namespace["f"])
+    loop = njit(lambda x: captured(x))
+    assert not _jit.cache_closure(loop, captured)
+    assert _jit.cache_closure(njit(lambda x: x), twolink_gym.ReachTask.kernel)

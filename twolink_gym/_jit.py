@@ -14,6 +14,7 @@ runs in the interpreter, slowly, for debugging with ``pdb`` or ``print``.
 from __future__ import annotations
 
 import cmath
+import hashlib
 import inspect
 import os
 from collections.abc import Callable
@@ -24,9 +25,18 @@ import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
+from numba.core.caching import FunctionCache
 from numba.extending import intrinsic, overload
 
-__all__ = ["JIT_DISABLED", "get_num_threads", "kernel", "max_threads", "set_num_threads", "sincos"]
+__all__ = [
+    "JIT_DISABLED",
+    "cache_closure",
+    "get_num_threads",
+    "kernel",
+    "max_threads",
+    "set_num_threads",
+    "sincos",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -75,7 +85,7 @@ def kernel(
 def _from_python_file(fn: Callable[..., Any]) -> bool:
     """Whether ``fn`` was defined in a ``.py`` file (not a notebook cell or ``exec``)."""
     try:
-        path = inspect.getsourcefile(fn)
+        path = inspect.getsourcefile(getattr(fn, "py_func", fn))
     except TypeError:
         return False
     return path is not None and path.endswith(".py") and os.path.isfile(path)
@@ -121,6 +131,61 @@ def _sincos_overload(x):  # type: ignore[no-untyped-def,unused-ignore]  # numba 
     if isinstance(x, types.Complex):  # the complex step of dynamics.linearize
         return lambda x: (cmath.sin(x), cmath.cos(x))
     return None
+
+
+#: The modules whose compiled code the per-task loops embed: a change in any of
+#: them makes the loops' cache entries unreachable (see :func:`cache_closure`).
+_KERNEL_MODULES = (
+    "_jit.py",
+    "dynamics.py",
+    "kinematics.py",
+    "integrators.py",
+    "kernel.py",
+    "tasks/base.py",
+)
+
+
+def _source_digest(paths: list[str]) -> str:
+    digest = hashlib.sha256()
+    for path in paths:
+        with open(path, "rb") as f:
+            digest.update(f.read())
+    return digest.hexdigest()
+
+
+def cache_closure(dispatcher: Any, captured: Callable[..., Any]) -> bool:
+    """Give a compiled closure over the compiled function ``captured`` an on-disk cache.
+
+    numba keys its cache of a closure on a pickle of the captured values, and a
+    compiled function pickles differently in every process, so a closure over
+    one is never found again. Here the key is instead the closure's own code, a
+    digest of the source files of the package's kernel modules and of the file
+    that defines ``captured``, and ``captured``'s qualified name: the entry is
+    found again by any process with the same sources, and a change in any of
+    them gives a new key (numba itself does not notice changes in the functions
+    a cached function calls).
+
+    Returns
+    -------
+    bool
+        Whether the cache was enabled (not for a ``captured`` defined outside a
+        ``.py`` file, or with the compiler disabled).
+    """
+    if JIT_DISABLED or not _from_python_file(captured):
+        return False
+    py_func = getattr(captured, "py_func", captured)
+    package = os.path.dirname(os.path.abspath(__file__))
+    files = [os.path.join(package, name) for name in _KERNEL_MODULES]
+    files.append(os.path.abspath(inspect.getsourcefile(py_func) or ""))
+    salt = f"{py_func.__module__}.{py_func.__qualname__}:{_source_digest(files)}"
+
+    class KeyedCache(FunctionCache):
+        def _index_key(self, sig: Any, codegen: Any) -> Any:
+            code = hashlib.sha256(self._py_func.__code__.co_code).hexdigest()
+            return (sig, codegen.magic_tuple(), (code, salt))
+
+    dispatcher._cache = KeyedCache(dispatcher.py_func)
+    return True
 
 
 def max_threads() -> int:

@@ -15,9 +15,9 @@
 The single env calls ``step`` with one arm, the vector env ``step`` or
 ``step_parallel`` with all its copies: the same per-arm machine code, so
 their trajectories are bit-identical. The loops close over the task kernel,
-so they are compiled once per task and process on first use (about a second;
-numba cannot cache closures on disk); everything they call (the dynamics, RK4,
-the task kernel) is compiled once and cached on disk.
+so they are built per task (memoised) and cached on disk under a key of the
+sources they embed (:func:`twolink_gym._jit.cache_closure`); everything they
+call (the dynamics, RK4, the task kernel) is cached on disk as well.
 
 Array arguments of the loops (``n`` arms; all C-contiguous)::
 
@@ -43,7 +43,7 @@ import numpy as np
 from numba import prange
 from numpy.typing import NDArray
 
-from twolink_gym._jit import kernel
+from twolink_gym._jit import cache_closure, kernel
 from twolink_gym.integrators import rk4
 from twolink_gym.tasks.base import evaluate_one
 
@@ -221,4 +221,6 @@ def step_kernels(task_kernel: Any) -> StepKernels:
                 extras,
             )
 
+    for loop in (step, step_parallel, observe):
+        cache_closure(loop, task_kernel)
     return StepKernels(step, step_parallel, observe)

@@ -13,7 +13,7 @@ import numpy as np
 from numba import types
 from numpy.typing import NDArray
 
-from twolink_gym._jit import kernel, sincos
+from twolink_gym._jit import cache_closure, kernel, sincos
 from twolink_gym.dynamics import arm_vector
 from twolink_gym.kinematics import tip_from_trig
 from twolink_gym.params import ArmParams
@@ -115,9 +115,8 @@ def evaluation_loop(task_kernel: Any) -> Any:
     """The compiled loop of :func:`evaluate_one` over a batch, for one task kernel (memoised).
 
     ``loop(arms (n, 9), options (k,), state (n, 4), action (n, 2), goal (n, g),
-    out (n, 6), terms (n, t), extras (n, e))``. Compiled on first use in each
-    process (numba cannot cache a function that closes over another compiled
-    function; the task kernel itself is cached).
+    out (n, 6), terms (n, t), extras (n, e))``, cached on disk by
+    :func:`twolink_gym._jit.cache_closure`.
     """
 
     @kernel(cache=False)
@@ -149,6 +148,7 @@ def evaluation_loop(task_kernel: Any) -> Any:
                 extras[i],
             )
 
+    cache_closure(loop, task_kernel)
     return loop
 
 
