@@ -416,3 +416,13 @@ def test_closures_over_code_without_a_file_are_not_cached():
     loop = njit(lambda x: captured(x))
     assert not _jit.cache_closure(loop, captured)
     assert _jit.cache_closure(njit(lambda x: x), twolink_gym.ReachTask.kernel)
+
+
+def test_threads_default_to_one_and_pass_through_make_vec():
+    import gymnasium as gym
+
+    assert TwoLinkVectorEnv(2).num_threads == 1
+    venv = gym.make_vec(
+        "TwoLink-v0", num_envs=2, vectorization_mode="vector_entry_point", num_threads=2
+    )
+    assert venv.unwrapped.num_threads == 2

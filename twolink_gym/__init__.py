@@ -45,7 +45,7 @@ from twolink_gym.simulation import DecodedObservation, decode_observation, encod
 from twolink_gym.tasks import TASKS, BalanceTask, ReachTask, Task, make_task, task_kernel
 from twolink_gym.vector_env import TwoLinkVectorEnv
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 register_envs()
 

@@ -47,9 +47,12 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         As for :class:`~twolink_gym.env.TwoLinkEnv`.
     params : ArmParams, dict, or sequence of them, optional
         One arm for all copies, or one per copy (a list of ``num_envs``).
-    num_threads : int, optional
-        Threads of the step kernel, 1 … ``NUMBA_NUM_THREADS`` (default: numba's
-        current setting, all cores unless changed). Results do not depend on it.
+    num_threads : int
+        Threads of the step kernel, 1 … ``NUMBA_NUM_THREADS`` (default 1: the
+        loop on the calling thread). More threads pay from a few hundred copies
+        on (see the README's *Speed*); below that, and beside a training
+        library's own threads or other worker processes, one is faster.
+        Results do not depend on it (bit for bit).
     max_episode_steps : int, optional
         Episode length in steps (default: the task's length).
     autoreset_mode : AutoresetMode or str
@@ -91,7 +94,7 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         max_episode_steps: int | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         render_mode: str | None = None,
-        num_threads: int | None = None,
+        num_threads: int = 1,
     ) -> None:
         num_envs = positive_integer(num_envs, "num_envs")
         per_copy: list[ArmParams] | None = None
@@ -103,13 +106,12 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
                 )
             per_copy = [ArmParams.coerce(p) for p in params]
             params = per_copy[0]
-        if num_threads is not None:
-            num_threads = positive_integer(num_threads, "num_threads")
-            if num_threads > _jit.max_threads():
-                raise ValueError(
-                    f"num_threads must lie in [1, {_jit.max_threads()}] (NUMBA_NUM_THREADS), "
-                    f"got {num_threads}"
-                )
+        num_threads = positive_integer(num_threads, "num_threads")
+        if num_threads > _jit.max_threads():
+            raise ValueError(
+                f"num_threads must lie in [1, {_jit.max_threads()}] (NUMBA_NUM_THREADS), "
+                f"got {num_threads}"
+            )
         self.sim = Simulation.create(
             task=task,
             params=params,
@@ -294,8 +296,6 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
     def _step_kernel(self) -> None:
         """Step every copy with the compiled kernel (state and buffers in place)."""
         threads = self.num_threads
-        if threads is None:
-            threads = _jit.get_num_threads()
         if threads == 1:
             self.sim.step(self._arms, self._state, self._goal, self._last_action, self._buffers)
             return
