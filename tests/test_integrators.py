@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+from reference_rk4 import numpy_rk4
 from scipy.integrate import simpson, solve_ivp
 
 from twolink_gym import ArmParams, state_derivative, step, total_energy
@@ -161,20 +162,8 @@ def test_energy_change_equals_work_done(seed):
 # -- the scalar path and batching ----------------------------------------------------
 
 
-def _numpy_rk4(params, x, tau, dt, substeps):
-    """Classic RK4 written out on the batched vector field (a second implementation)."""
-    h = dt / substeps
-    for _ in range(substeps):
-        k1 = state_derivative(params, x, tau)
-        k2 = state_derivative(params, x + 0.5 * h * k1, tau)
-        k3 = state_derivative(params, x + 0.5 * h * k2, tau)
-        k4 = state_derivative(params, x + h * k3, tau)
-        x = x + h / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
-    return x
-
-
 @pytest.mark.parametrize("substeps", [1, 2, 3, 4])
-def test_rk4_kernel_and_step_equal_a_numpy_rk4(substeps):
+def test_rk4_kernel_and_step_equal_anumpy_rk4(substeps):
     rng = np.random.default_rng(100 + substeps)
     for _ in range(25):
         params = random_params(rng)
@@ -185,7 +174,7 @@ def test_rk4_kernel_and_step_equal_a_numpy_rk4(substeps):
         assert isinstance(got, tuple)
         assert len(got) == 4
         assert all(isinstance(v, float) for v in got)
-        want = _numpy_rk4(params, x, tau, dt, substeps)
+        want = numpy_rk4(params, x, tau, dt, substeps)
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(step(params, x, tau, dt, substeps), want, rtol=1e-12, atol=1e-12)
 

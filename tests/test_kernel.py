@@ -21,10 +21,10 @@ import sys
 
 import numpy as np
 import pytest
+from reference_rk4 import numpy_rk4
 
 import twolink_gym
 from twolink_gym import _jit
-from twolink_gym.dynamics import state_derivative
 from twolink_gym.env import TwoLinkEnv
 from twolink_gym.kinematics import forward_kinematics, tip_velocity, wrap_angle
 from twolink_gym.params import ArmParams
@@ -39,18 +39,6 @@ TASKS = {
     "balance": BalanceTask(),
 }
 RTOL, ATOL = 1e-11, 1e-11
-
-
-def numpy_rk4(params, state, tau, dt, substeps):
-    h = dt / substeps
-    x = state.copy()
-    for _ in range(substeps):
-        k1 = state_derivative(params, x, tau)
-        k2 = state_derivative(params, x + 0.5 * h * k1, tau)
-        k3 = state_derivative(params, x + 0.5 * h * k2, tau)
-        k4 = state_derivative(params, x + h * k3, tau)
-        x = x + h / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
-    return x
 
 
 def task_reference(task, params, state, goal, action):

@@ -153,7 +153,7 @@ def _source_digest(paths: list[str]) -> str:
     return digest.hexdigest()
 
 
-def cache_closure(dispatcher: Any, captured: Callable[..., Any]) -> bool:
+def cache_closure(dispatcher: Any, captured: Callable[..., Any], variant: str = "") -> bool:
     """Give a compiled closure over the compiled function ``captured`` an on-disk cache.
 
     numba keys its cache of a closure on a pickle of the captured values, and a
@@ -164,6 +164,16 @@ def cache_closure(dispatcher: Any, captured: Callable[..., Any]) -> bool:
     found again by any process with the same sources, and a change in any of
     them gives a new key (numba itself does not notice changes in the functions
     a cached function calls).
+
+    Parameters
+    ----------
+    dispatcher : numba dispatcher
+        The compiled closure.
+    captured : compiled function
+        The compiled function it closes over.
+    variant : str
+        Told apart in the key: one source compiled with different options
+        (serial and ``parallel=True``) must not share entries.
 
     Returns
     -------
@@ -177,7 +187,7 @@ def cache_closure(dispatcher: Any, captured: Callable[..., Any]) -> bool:
     package = os.path.dirname(os.path.abspath(__file__))
     files = [os.path.join(package, name) for name in _KERNEL_MODULES]
     files.append(os.path.abspath(inspect.getsourcefile(py_func) or ""))
-    salt = f"{py_func.__module__}.{py_func.__qualname__}:{_source_digest(files)}"
+    salt = f"{py_func.__module__}.{py_func.__qualname__}:{variant}:{_source_digest(files)}"
 
     class KeyedCache(FunctionCache):
         def _index_key(self, sig: Any, codegen: Any) -> Any:

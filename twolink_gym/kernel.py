@@ -153,7 +153,6 @@ def _step_one(
 def step_kernels(task_kernel: Any) -> StepKernels:
     """Compile the step loops of a task kernel (memoised per kernel and process)."""
 
-    @kernel(cache=False)
     def step(
         arms: Array,
         config: Array,
@@ -166,24 +165,7 @@ def step_kernels(task_kernel: Any) -> StepKernels:
         terms: Array,
         extras: Array,
     ) -> None:
-        for i in range(state.shape[0]):
-            _step_one(
-                task_kernel, i, arms, config, options, state, action, goal, obs, out, terms, extras
-            )
-
-    @kernel(cache=False, parallel=True)
-    def step_parallel(
-        arms: Array,
-        config: Array,
-        options: Array,
-        state: Array,
-        action: Array,
-        goal: Array,
-        obs: NDArray[np.float32],
-        out: Array,
-        terms: Array,
-        extras: Array,
-    ) -> None:
+        # prange is range when compiled without parallel=True
         for i in prange(state.shape[0]):
             _step_one(
                 task_kernel, i, arms, config, options, state, action, goal, obs, out, terms, extras
@@ -221,6 +203,9 @@ def step_kernels(task_kernel: Any) -> StepKernels:
                 extras,
             )
 
-    for loop in (step, step_parallel, observe):
-        cache_closure(loop, task_kernel)
-    return StepKernels(step, step_parallel, observe)
+    serial = kernel(cache=False)(step)
+    parallel = kernel(cache=False, parallel=True)(step)
+    cache_closure(serial, task_kernel)
+    cache_closure(parallel, task_kernel, variant="parallel")
+    cache_closure(observe, task_kernel)
+    return StepKernels(serial, parallel, observe)
