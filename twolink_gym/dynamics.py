@@ -1,4 +1,4 @@
-r"""Rigid-body dynamics of the planar two-link arm (pure, batched numpy).
+r"""Rigid-body dynamics of the planar two-link arm (pure: compiled per-arm kernels, batched numpy API).
 
 Conventions (see ``docs/physics.md``): the state is ``x = [q1, q2, dq1, dq2]`` in
 ``[rad, rad, rad/s, rad/s]``; ``q1`` is link 1's angle from the +x axis,

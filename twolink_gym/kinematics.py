@@ -1,4 +1,4 @@
-"""Kinematics of the planar two-link arm (pure, batched numpy).
+"""Kinematics of the planar two-link arm (pure, batched numpy; one compiled kernel for the step).
 
 The base is at the origin; ``elbow = l1 (cos q1, sin q1)`` and
 ``tip = elbow + l2 (cos(q1 + q2), sin(q1 + q2))``. The workspace is the

@@ -135,15 +135,6 @@ class StepBuffers:
     terms: Array
     extras: Array
 
-    def rows(self, idx: Any) -> StepBuffers:
-        """Copies of the rows ``idx`` (contiguous, for a kernel call on a subset)."""
-        return StepBuffers(
-            np.ascontiguousarray(self.obs[idx]),
-            np.ascontiguousarray(self.out[idx]),
-            np.ascontiguousarray(self.terms[idx]),
-            np.ascontiguousarray(self.extras[idx]),
-        )
-
 
 @dataclasses.dataclass(frozen=True)
 class Simulation:
