@@ -337,8 +337,10 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         if self.sim.task.goal_size:
             info["target"] = self._goal.copy()
         info.update(outcome.terms)
-        for key in list(info):  # one mask array per key: editing one leaves the others
-            info["_" + key] = np.ones(self.num_envs, dtype=bool)
+        # one mask per key (rows of one allocation): editing one leaves the others
+        masks = np.ones((len(info), self.num_envs), dtype=bool)
+        for key, mask in zip(list(info), masks, strict=True):
+            info["_" + key] = mask
         return info
 
     def _overwrite_info(
