@@ -384,6 +384,12 @@ print(json.dumps({"hits": sum(stats.cache_hits.values()), "misses": sum(stats.ca
 """
 
 
+needs_compiler = pytest.mark.skipif(
+    _jit.JIT_DISABLED, reason="NUMBA_DISABLE_JIT=1: nothing is compiled, so nothing is cached"
+)
+
+
+@needs_compiler
 def test_step_loops_are_found_in_the_disk_cache_by_a_later_process():
     def probe():
         proc = subprocess.run(
@@ -395,6 +401,7 @@ def test_step_loops_are_found_in_the_disk_cache_by_a_later_process():
     assert probe() == {"hits": 1, "misses": 0}
 
 
+@needs_compiler
 def test_closures_over_code_without_a_file_are_not_cached():
     from numba import njit
 

@@ -57,27 +57,31 @@ def kernel(
     parallel : bool
         Let ``numba.prange`` loops run on numba's thread pool.
     cache : bool
-        Write the machine code to disk (only for functions of a ``.py`` file:
-        in a notebook or ``exec``'d code there is no file to key the cache on).
-        Off for functions that take a compiled
-        function as an argument or close over one: numba cannot find those in
-        its cache from one process to the next, and would write a new file each time.
+        Write the machine code to disk, keyed on the sources it embeds (see
+        :func:`cache_closure`; only for functions of a ``.py`` file: in a
+        notebook or ``exec``'d code there is no file to key the cache on). Off
+        for functions that take a compiled function as an argument: numba
+        cannot find those in its cache from one process to the next.
     inline : bool
         Inline the function into its callers in numba's own IR (``inline="always"``),
         which lets numba drop the reference counting of the array views passed in.
     """
-    options: dict[str, Any] = {"cache": cache, "error_model": "numpy", "nogil": True}
+    options: dict[str, Any] = {"error_model": "numpy", "nogil": True}
     if inline:
         options["inline"] = "always"
     if parallel:
         options["parallel"] = True
 
     def decorate(fn: F) -> F:
-        if cache and not _from_python_file(fn):
-            options["cache"] = False  # numba caches only functions of a .py file
-        if signature is None:
-            return numba.njit(**options)(fn)  # type: ignore[no-any-return,unused-ignore]
-        return numba.njit(signature, **options)(fn)  # type: ignore[no-any-return,unused-ignore]
+        dispatcher = numba.njit(**options)(fn)
+        if JIT_DISABLED:  # njit gave the Python function back
+            return dispatcher  # type: ignore[no-any-return,unused-ignore]
+        if cache:
+            cache_closure(dispatcher, fn)
+        if signature is not None:  # eager, for this signature only (as njit(signature))
+            dispatcher.compile(signature)
+            dispatcher.disable_compile()
+        return dispatcher  # type: ignore[no-any-return,unused-ignore]
 
     return decorate
 
@@ -154,23 +158,27 @@ def _source_digest(paths: list[str]) -> str:
 
 
 def cache_closure(dispatcher: Any, captured: Callable[..., Any], variant: str = "") -> bool:
-    """Give a compiled closure over the compiled function ``captured`` an on-disk cache.
+    """Give a compiled function an on-disk cache keyed on the sources it embeds.
 
-    numba keys its cache of a closure on a pickle of the captured values, and a
-    compiled function pickles differently in every process, so a closure over
-    one is never found again. Here the key is instead the closure's own code, a
-    digest of the source files of the package's kernel modules and of the file
-    that defines ``captured``, and ``captured``'s qualified name: the entry is
-    found again by any process with the same sources, and a change in any of
-    them gives a new key (numba itself does not notice changes in the functions
-    a cached function calls).
+    Used for every kernel (:func:`kernel` calls it with the function itself as
+    ``captured``) and for the closures over a task kernel. numba's own cache
+    has two gaps here: it keys a closure on a pickle of the captured values, and
+    a compiled function pickles differently in every process, so a closure over
+    one is never found again; and it checks only the timestamp of the cached
+    function's own file, so a cached RK4 would keep an old copy of the equations
+    of motion after ``dynamics.py`` changed. Here the key is the function's
+    code, a digest of the source files of the package's kernel modules and of
+    the file that defines ``captured``, and ``captured``'s qualified name: the
+    entry is found again by any process with the same sources, and a change in
+    any of them gives a new key.
 
     Parameters
     ----------
     dispatcher : numba dispatcher
-        The compiled closure.
-    captured : compiled function
-        The compiled function it closes over.
+        The function to cache (before its first compilation).
+    captured : function or compiled function
+        The function whose file and name key the entry: the closure's captured
+        kernel, or the function itself.
     variant : str
         Told apart in the key: one source compiled with different options
         (serial and ``parallel=True``) must not share entries.

@@ -106,6 +106,18 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         self._goal = np.zeros((1, self.sim.task.goal_size))
         self._last_action = np.zeros((1, 2))
         self._buffers = self.sim.buffers(1)
+        self._bind_kernel()
+        self._reported = tuple(
+            (name, self.sim.task.term_names.index(name)) for name in self.sim.task.reported_terms()
+        )
+        self._steps = 0
+        self._last_reward = 0.0
+        self._renderer: Any = None
+        # valid right after __init__: an episode drawn from an unseeded generator
+        self._start(None)
+
+    def _bind_kernel(self) -> None:
+        """The compiled step loop of the task and its arguments (the arrays above, in place)."""
         b = self._buffers
         self._step = step_kernels(self.sim.task.kernel).step
         self._step_args = (
@@ -120,14 +132,16 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
             b.terms,
             b.extras,
         )
-        self._reported = tuple(
-            (name, self.sim.task.term_names.index(name)) for name in self.sim.task.reported_terms()
-        )
-        self._steps = 0
-        self._last_reward = 0.0
-        self._renderer: Any = None
-        # valid right after __init__: an episode drawn from an unseeded generator
-        self._start(None)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle without the compiled loop (it is looked up again on unpickling)."""
+        state = self.__dict__.copy()
+        del state["_step"], state["_step_args"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._bind_kernel()
 
     # -- properties ------------------------------------------------------
     @property
