@@ -716,3 +716,40 @@ def test_integer_input_is_accepted_as_float():
     got = dyn.gravity_torque(DEFAULT, np.array([0, 0]))
     assert got.dtype == np.float64
     np.testing.assert_allclose(got, [19.62, 4.905])
+
+
+# -- a peer library: Gymnasium's Acrobot-v1 ---------------------------------------
+
+
+def test_acrobot_v1_preset_matches_gymnasiums_own_equations():
+    """Our dynamics with ArmParams.acrobot_v1() against AcrobotEnv._dsdt ("book")."""
+    from gymnasium.envs.classic_control.acrobot import AcrobotEnv, rk4
+
+    from twolink_gym import ArmParams, step
+
+    env = AcrobotEnv()
+    assert env.book_or_nips == "book"
+    params = ArmParams.acrobot_v1()
+    rng = np.random.default_rng(2024)
+    theta = rng.uniform(-np.pi, np.pi, (500, 2))
+    dtheta = np.column_stack(
+        [rng.uniform(-4 * np.pi, 4 * np.pi, 500), rng.uniform(-9 * np.pi, 9 * np.pi, 500)]
+    )
+    torque = rng.uniform(-1.0, 1.0, 500)
+    # Acrobot-v1 measures theta1 from the hanging pose; ours from +x (hanging is -pi/2)
+    q = theta + np.array([-np.pi / 2, 0.0])
+    tau = np.column_stack([np.zeros(500), torque])
+    ours = dyn.forward_dynamics(params, q, dtheta, tau)
+    theirs = np.array(
+        [
+            env._dsdt(np.array([*t, *w, a]))[2:4]
+            for t, w, a in zip(theta, dtheta, torque, strict=True)
+        ]
+    )
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12 * np.max(np.abs(theirs)))
+    # and one of Acrobot-v1's steps (a single RK4 step of dt = 0.2 s) from the same states
+    for t, w, a in list(zip(theta, dtheta, torque, strict=True))[:50]:
+        theirs_next = rk4(env._dsdt, np.array([*t, *w, a]), [0, env.dt])[:4]
+        ours_next = step(params, [t[0] - np.pi / 2, t[1], *w], [0.0, a], env.dt, 1)
+        np.testing.assert_allclose(ours_next[0] + np.pi / 2, theirs_next[0], rtol=0, atol=1e-10)
+        np.testing.assert_allclose(ours_next[1:], theirs_next[1:], rtol=1e-10, atol=1e-10)

@@ -143,6 +143,31 @@ class ArmParams:
             **kwargs,
         )
 
+    @classmethod
+    def acrobot_v1(cls) -> ArmParams:
+        """The arm of Gymnasium's ``Acrobot-v1`` (its default "book" dynamics).
+
+        Unit masses and lengths, centres of mass at the middle of each link,
+        unit moments of inertia about the centres of mass, ``g = 9.8`` m/s²,
+        no friction. Acrobot-v1 measures ``theta1`` from the hanging pose, so
+        ``q1 = theta1 - pi/2`` and ``q2 = theta2``; it applies its torque
+        (-1, 0 or +1 N·m) at the elbow only. ``tests/test_dynamics.py`` checks
+        that the dynamics agree with Acrobot-v1's own ``_dsdt`` to round-off.
+        """
+        return cls(
+            m1=1.0,
+            m2=1.0,
+            l1=1.0,
+            l2=1.0,
+            lc1=0.5,
+            lc2=0.5,
+            I1=1.0,
+            I2=1.0,
+            gravity=9.8,
+            friction1=0.0,
+            friction2=0.0,
+        )
+
     # -- derived quantities --------------------------------------------
     @property
     def reach(self) -> float:
