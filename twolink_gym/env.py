@@ -51,6 +51,10 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         Options of the task class (reward weights, tolerances, initial
         perturbation sizes).
     render_mode : {"human", "rgb_array"}, optional
+    actuation : {"full", "acrobot", "pendubot"}
+        Motors at both joints (default), at the elbow only (an acrobot) or at
+        the shoulder only (a pendubot); an underactuated arm's action has one
+        entry, scaled by that joint's ``max_torque``.
 
     Notes
     -----
@@ -79,8 +83,10 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         max_speed: float = DEFAULT_MAX_SPEED,
         task_options: Mapping[str, Any] | None = None,
         render_mode: str | None = None,
+        actuation: str = "full",
     ) -> None:
         self.sim = Simulation.create(
+            actuation=actuation,
             task=task,
             params=params,
             dt=dt,
@@ -98,7 +104,7 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         self.metadata = {**self.metadata, "render_fps": round(1.0 / self.sim.dt)}
         low, high = self.sim.observation_bounds()
         self.observation_space = spaces.Box(low, high, dtype=np.float32)
-        self.action_space = spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float32)
+        self.action_space = spaces.Box(-1.0, 1.0, shape=(self.sim.action_size,), dtype=np.float32)
 
         # the kernel's arrays, updated in place (never rebound: _step_args holds them)
         self._arm = self.sim.arms(None, 1)
@@ -187,6 +193,10 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
 
     def step(self, action: Any) -> tuple[ObsType, float, bool, bool, dict[str, Any]]:
         """Apply a normalised torque for one control period."""
+        if self.sim.action_size != 2:
+            a = self.sim.check_action(action, (self.sim.action_size,))
+            self._last_action[:] = self.sim.expand_action(a[None, :])
+            return self._advance()
         if type(action) is np.ndarray and action.shape == (2,) and action.dtype.kind == "f":
             a1, a2 = action.tolist()
             if not (math.isfinite(a1) and math.isfinite(a2)):
@@ -197,6 +207,10 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         last = self._last_action[0]
         last[0] = -1.0 if a1 < -1.0 else (1.0 if a1 > 1.0 else a1)
         last[1] = -1.0 if a2 < -1.0 else (1.0 if a2 > 1.0 else a2)
+        return self._advance()
+
+    def _advance(self) -> tuple[ObsType, float, bool, bool, dict[str, Any]]:
+        """Run the step kernel with the action in ``_last_action``; the step's return."""
         self._step(*self._step_args)
         self._steps += 1
         row = self._buffers.out[0].tolist()

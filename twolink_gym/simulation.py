@@ -35,6 +35,7 @@ from twolink_gym.tasks import Task, make_task
 from twolink_gym.tasks.base import OUT_SIZE, Evaluation
 
 __all__ = [
+    "ACTUATIONS",
     "STATE_OBS_NAMES",
     "DecodedObservation",
     "Simulation",
@@ -52,6 +53,9 @@ STATE_OBS_NAMES = ("cos_q1", "sin_q1", "cos_q2", "sin_q2", "dq1", "dq2")
 #: Default torque limits [N·m]: 1.5x and 2x the largest static gravity torques of
 #: the default arm (19.62 and 4.905 N·m), so any static pose can be held.
 DEFAULT_MAX_TORQUE = (30.0, 10.0)
+#: The actuated joints of each actuation (the one map from actuation names):
+#: both joints, the elbow only (an acrobot) or the shoulder only (a pendubot).
+ACTUATIONS: dict[str, tuple[int, ...]] = {"full": (0, 1), "acrobot": (1,), "pendubot": (0,)}
 #: Default joint speed limit [rad/s] (3 revolutions per second).
 DEFAULT_MAX_SPEED = 6 * math.pi
 
@@ -154,6 +158,8 @@ class Simulation:
         Torque at action ±1, per joint [N·m].
     max_speed : float
         Joint speed limit [rad/s]; speeds are clipped to it after every step.
+    actuation : str
+        ``"full"``, ``"acrobot"`` or ``"pendubot"`` (:data:`ACTUATIONS`).
     """
 
     params: ArmParams
@@ -162,6 +168,7 @@ class Simulation:
     substeps: int
     max_torque: Array
     max_speed: float
+    actuation: str = "full"
     #: ``[max_torque1, max_torque2, max_speed, dt, substeps]``, the step kernel's ``config``
     config: Array = dataclasses.field(init=False, repr=False, compare=False)
     #: the task's options vector (:meth:`Task.kernel_options`)
@@ -182,6 +189,7 @@ class Simulation:
         max_torque: float | Sequence[float] = DEFAULT_MAX_TORQUE,
         max_speed: float = DEFAULT_MAX_SPEED,
         task_options: Mapping[str, Any] | None = None,
+        actuation: str = "full",
     ) -> Simulation:
         """Validate the environment's keyword arguments and build the simulation.
 
@@ -202,7 +210,9 @@ class Simulation:
         if isinstance(max_torque, bool) or not np.all(np.isfinite(torque) & (torque > 0)):
             raise ValueError(message)
         speed = positive_number(max_speed, "max_speed")
-        return cls(arm, the_task, dt, substeps, torque, speed)
+        if not isinstance(actuation, str) or actuation not in ACTUATIONS:
+            raise ValueError(f"actuation must be one of {sorted(ACTUATIONS)}, got {actuation!r}")
+        return cls(arm, the_task, dt, substeps, torque, speed, actuation)
 
     # -- spaces ----------------------------------------------------------
     @property
@@ -254,6 +264,27 @@ class Simulation:
         if not np.all(np.isfinite(a)):
             raise ValueError(f"action must be finite, got {a.tolist()}")
         return np.clip(a, -1.0, 1.0)
+
+    @property
+    def actuated(self) -> tuple[int, ...]:
+        """The joints with a motor (0: shoulder, 1: elbow), in action order."""
+        return ACTUATIONS[self.actuation]
+
+    @property
+    def action_size(self) -> int:
+        """Length of the action vector: 2, or 1 for an underactuated arm."""
+        return len(self.actuated)
+
+    def expand_action(self, action: Array) -> Array:
+        """Actions ``(n, action_size)`` → both joints' normalised torques ``(n, 2)``.
+
+        A joint without a motor gets 0.
+        """
+        if self.action_size == 2:
+            return np.ascontiguousarray(action)
+        full = np.zeros((action.shape[0], 2))
+        full[:, self.actuated[0]] = action[:, 0]
+        return full
 
     def torque(self, action: Array) -> Array:
         """Normalised action ``(n, 2)`` in ``[-1, 1]`` → joint torques [N·m]."""
@@ -440,3 +471,8 @@ class SimulationProperties:
     def max_speed(self) -> float:
         """Joint speed limit [rad/s]."""
         return self.sim.max_speed
+
+    @property
+    def actuation(self) -> str:
+        """``"full"``, ``"acrobot"`` (elbow motor only) or ``"pendubot"`` (shoulder only)."""
+        return self.sim.actuation

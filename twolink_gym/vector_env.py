@@ -47,6 +47,8 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         As for :class:`~twolink_gym.env.TwoLinkEnv`.
     params : ArmParams, dict, or sequence of them, optional
         One arm for all copies, or one per copy (a list of ``num_envs``).
+    actuation : {"full", "acrobot", "pendubot"}
+        As for :class:`~twolink_gym.env.TwoLinkEnv`.
     num_threads : int
         Threads of the step kernel, 1 … ``NUMBA_NUM_THREADS`` (default 1: the
         loop on the calling thread). More threads pay from a few hundred copies
@@ -95,6 +97,7 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         render_mode: str | None = None,
         num_threads: int = 1,
+        actuation: str = "full",
     ) -> None:
         num_envs = positive_integer(num_envs, "num_envs")
         per_copy: list[ArmParams] | None = None
@@ -113,6 +116,7 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
                 f"got {num_threads}"
             )
         self.sim = Simulation.create(
+            actuation=actuation,
             task=task,
             params=params,
             dt=dt,
@@ -152,7 +156,9 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         self.num_threads = num_threads
         low, high = self.sim.observation_bounds(per_copy)
         self.single_observation_space = spaces.Box(low, high, dtype=np.float32)
-        self.single_action_space = spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float32)
+        self.single_action_space = spaces.Box(
+            -1.0, 1.0, shape=(self.sim.action_size,), dtype=np.float32
+        )
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
 
@@ -255,11 +261,11 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
     ]:
         """Step every copy (see the class docstring for autoreset)."""
         n = self.num_envs
-        a = self.sim.check_action(actions, (n, 2))
+        a = self.sim.check_action(actions, (n, self.sim.action_size))
         mode = self.metadata["autoreset_mode"]
         restart = self._needs_reset.copy() if mode == AutoresetMode.NEXT_STEP else None
 
-        self._last_action = np.ascontiguousarray(a)
+        self._last_action = self.sim.expand_action(a)
         self._step_kernel()
         obs = self._buffers.obs.copy()
         outcome = self.sim.evaluation(self._buffers)
