@@ -99,3 +99,49 @@ def test_bad_actuation_and_action_shape_are_named():
     venv.reset(seed=0)
     with pytest.raises(ValueError, match=r"action must have shape \(2, 1\)"):
         venv.step(np.zeros((2, 2)))
+
+
+def _config(actuation, vectorization="native"):
+    from twolink_gym.training.config import config_from_dict
+
+    return config_from_dict(
+        {
+            "env": {"task": "balance", "actuation": actuation, "vectorization": vectorization},
+            "algo": {"name": "ppo"},
+            "train": {"total_timesteps": 128, "n_envs": 2},
+        },
+        "test.yaml",
+    )
+
+
+@pytest.mark.parametrize("vectorization", ["native", "dummy"])
+def test_training_config_builds_underactuated_training_envs(vectorization):
+    from twolink_gym.training.envs import make_training_env
+
+    cfg = _config("acrobot", vectorization)
+    venv = make_training_env(cfg.env, 2, seed=0)
+    assert venv.action_space.shape == (1,)
+    venv.reset()
+    venv.step(np.zeros((2, 1), dtype=np.float32))
+
+
+def test_training_config_rejects_an_unknown_actuation_naming_the_key():
+    from twolink_gym.training.config import ConfigError
+
+    with pytest.raises(ConfigError, match=r"test\.yaml: env\.actuation must be one of"):
+        _config("elbow")
+
+
+def test_classical_controllers_refuse_an_underactuated_arm():
+    from twolink_gym.training.evaluate import resolve_policies
+    from twolink_gym.training.policies import load_policy
+
+    from twolink_gym.controllers import LQRController
+
+    cfg = _config("pendubot")
+    assert resolve_policies(["auto"], cfg) == []
+    env = TwoLinkEnv(task="balance", actuation="pendubot")
+    with pytest.raises(ValueError, match="commands both joints; the env's actuation is 'pendubot'"):
+        LQRController.from_env(env)
+    with pytest.raises(ValueError, match=r"env\.actuation is 'pendubot'"):
+        load_policy("lqr", cfg.env, env)

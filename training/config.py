@@ -66,6 +66,9 @@ class EnvConfig:
         Episode length in steps (None: the task's length).
     task_options : dict
         Options of the task class (reward weights, tolerances, ...).
+    actuation : str
+        ``"full"`` (default), ``"acrobot"`` (elbow motor only) or ``"pendubot"``
+        (shoulder motor only). The classical controllers need ``"full"``.
     vectorization : str
         ``"native"`` (the batched :class:`~twolink_gym.vector_env.TwoLinkVectorEnv`
         behind SB3's VecEnv API) or ``"dummy"`` (SB3's ``DummyVecEnv`` over
@@ -88,6 +91,7 @@ class EnvConfig:
     substeps: int = 2
     max_episode_steps: int | None = None
     task_options: dict[str, Any] = dataclasses.field(default_factory=dict)
+    actuation: str = "full"
     vectorization: str = "native"
     normalize_obs: bool = True
     normalize_reward: bool = True
@@ -102,6 +106,7 @@ class EnvConfig:
             "substeps": self.substeps,
             "max_torque": tuple(self.max_torque),
             "task_options": dict(self.task_options) or None,
+            "actuation": self.actuation,
         }
 
 
@@ -403,7 +408,7 @@ def _check_environment(env: EnvConfig, src: str) -> None:
     try:
         TwoLinkEnv(**env.make_kwargs()).reset(seed=0)
     except (TypeError, ValueError) as exc:
-        message = _with_key_path(str(exc), r"^(dt|substeps|max_torque)\b", "env")
+        message = _with_key_path(str(exc), r"^(dt|substeps|max_torque|actuation)\b", "env")
         raise ConfigError(f"{src}: {message}") from exc
     try:
         gym.spec(env.id)

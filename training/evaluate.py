@@ -272,10 +272,14 @@ def write_rollouts(
 
 
 def resolve_policies(specs: Sequence[str], cfg: RunConfig) -> list[str]:
-    """Expand ``"auto"`` into the classical controllers that apply to the task."""
+    """Expand ``"auto"`` into the classical controllers that apply to the task.
+
+    They command both joints, so ``"auto"`` gives none for an underactuated arm.
+    """
+    auto = applicable_controllers(cfg.env.task) if cfg.env.actuation == "full" else []
     out: list[str] = []
     for spec in specs:
-        items = applicable_controllers(cfg.env.task) if spec == "auto" else [spec]
+        items = auto if spec == "auto" else [spec]
         out.extend(s for s in items if s not in out)
     return out
 

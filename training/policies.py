@@ -254,6 +254,11 @@ def load_policy(spec: str, env_cfg: EnvConfig, env: Any) -> LoadedPolicy:
     """
     if spec in CONTROLLERS:
         cls = CONTROLLERS[spec]
+        if env_cfg.actuation != "full":
+            raise ValueError(
+                f"controller {spec!r} commands both joints; env.actuation is "
+                f"{env_cfg.actuation!r} (one motor), for which no classical controller exists yet"
+            )
         if not cls.applies_to(env_cfg.task):
             raise ValueError(
                 f"controller {spec!r} does not apply to task {env_cfg.task!r}; "

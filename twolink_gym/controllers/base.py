@@ -210,6 +210,11 @@ class Controller(abc.ABC):
             The controller's own keyword arguments (gains, weights, ...).
         """
         sim = simulation_of(env)
+        if sim.actuation != "full":
+            raise ValueError(
+                f"{cls.__name__} commands both joints; the env's actuation is "
+                f"{sim.actuation!r} (one motor)"
+            )
         params = sim.params if model_params is None else model_params
         return cls(sim.task, params, sim.dt, sim.max_torque, **options)
 
