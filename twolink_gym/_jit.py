@@ -14,6 +14,7 @@ runs in the interpreter, slowly, for debugging with ``pdb`` or ``print``.
 from __future__ import annotations
 
 import cmath
+import functools
 import hashlib
 import inspect
 import os
@@ -34,6 +35,7 @@ __all__ = [
     "get_num_threads",
     "kernel",
     "max_threads",
+    "python_source",
     "set_num_threads",
     "sincos",
 ]
@@ -89,7 +91,7 @@ def kernel(
 def _from_python_file(fn: Callable[..., Any]) -> bool:
     """Whether ``fn`` was defined in a ``.py`` file (not a notebook cell or ``exec``)."""
     try:
-        path = inspect.getsourcefile(getattr(fn, "py_func", fn))
+        path = inspect.getsourcefile(python_source(fn))
     except TypeError:
         return False
     return path is not None and path.endswith(".py") and os.path.isfile(path)
@@ -137,8 +139,8 @@ def _sincos_overload(x):  # type: ignore[no-untyped-def,unused-ignore]  # numba 
     return None
 
 
-#: The modules whose compiled code the per-task loops embed: a change in any of
-#: them makes the loops' cache entries unreachable (see :func:`cache_closure`).
+#: The package's kernel modules, whose compiled code other kernels embed: a change
+#: in any of them makes every cache entry unreachable (see :func:`cache_closure`).
 _KERNEL_MODULES = (
     "_jit.py",
     "dynamics.py",
@@ -149,12 +151,23 @@ _KERNEL_MODULES = (
 )
 
 
-def _source_digest(paths: list[str]) -> str:
-    digest = hashlib.sha256()
-    for path in paths:
-        with open(path, "rb") as f:
-            digest.update(f.read())
-    return digest.hexdigest()
+@functools.cache
+def _file_digest(path: str) -> str:
+    """SHA-256 of a source file (read once per process: the sources do not change under it)."""
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+class _KeyedCache(FunctionCache):  # type: ignore[misc,unused-ignore]
+    """numba's function cache with the index key of :func:`cache_closure`."""
+
+    def __init__(self, py_func: Callable[..., Any], salt: str) -> None:
+        super().__init__(py_func)
+        self._salt = salt
+
+    def _index_key(self, sig: Any, codegen: Any) -> Any:
+        code = hashlib.sha256(self._py_func.__code__.co_code).hexdigest()
+        return (sig, codegen.magic_tuple(), (code, self._salt))
 
 
 def cache_closure(dispatcher: Any, captured: Callable[..., Any], variant: str = "") -> bool:
@@ -191,19 +204,22 @@ def cache_closure(dispatcher: Any, captured: Callable[..., Any], variant: str = 
     """
     if JIT_DISABLED or not _from_python_file(captured):
         return False
-    py_func = getattr(captured, "py_func", captured)
+    py_func = python_source(captured)
     package = os.path.dirname(os.path.abspath(__file__))
     files = [os.path.join(package, name) for name in _KERNEL_MODULES]
     files.append(os.path.abspath(inspect.getsourcefile(py_func) or ""))
-    salt = f"{py_func.__module__}.{py_func.__qualname__}:{variant}:{_source_digest(files)}"
-
-    class KeyedCache(FunctionCache):
-        def _index_key(self, sig: Any, codegen: Any) -> Any:
-            code = hashlib.sha256(self._py_func.__code__.co_code).hexdigest()
-            return (sig, codegen.magic_tuple(), (code, salt))
-
-    dispatcher._cache = KeyedCache(dispatcher.py_func)
+    digests = ",".join(_file_digest(path) for path in files)
+    salt = f"{py_func.__module__}.{py_func.__qualname__}:{variant}:{digests}"
+    dispatcher._cache = _KeyedCache(dispatcher.py_func, salt)
     return True
+
+
+def python_source(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The Python function behind a compiled kernel (the function itself without the compiler).
+
+    A kernel that calls no other kernel runs on numpy arrays this way.
+    """
+    return getattr(fn, "py_func", fn)
 
 
 def max_threads() -> int:

@@ -33,7 +33,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from twolink_gym._arrays import as_vectors
-from twolink_gym._jit import kernel, sincos
+from twolink_gym._jit import kernel, python_source, sincos
 from twolink_gym.params import ArmParams
 
 __all__ = [
@@ -243,11 +243,6 @@ def _split2(value: ArrayLike, name: str) -> tuple[Array, Array]:
     return arr[..., 0], arr[..., 1]
 
 
-def _py(fn: Any) -> Any:
-    """The Python source of a compiled kernel (it runs on numpy arrays when it calls no kernel)."""
-    return getattr(fn, "py_func", fn)
-
-
 def mass_matrix(params: ArmParams, q: ArrayLike) -> Array:
     """Joint-space inertia matrix ``M(q)`` (from :func:`mass_matrix_entries`).
 
@@ -263,7 +258,7 @@ def mass_matrix(params: ArmParams, q: ArrayLike) -> Array:
         Symmetric positive definite [kg·m²].
     """
     _, q2 = _split2(q, "q")
-    m11, m12, m22 = _py(mass_matrix_entries)(arm_vector(params), np.cos(q2))
+    m11, m12, m22 = python_source(mass_matrix_entries)(arm_vector(params), np.cos(q2))
     return np.stack([np.stack([m11, m12], -1), np.stack([m12, m22], -1)], -2)
 
 
@@ -307,7 +302,9 @@ def gravity_torque(params: ArmParams, q: ArrayLike) -> Array:
     """Gravity torques ``G(q) = dV/dq`` [N·m], shape ``(..., 2)`` (:func:`bias_torques` at rest)."""
     q1, q2 = _split2(q, "q")
     zero = np.zeros_like(q1)
-    g1, g2 = _py(bias_torques)(arm_vector(params), np.cos(q1), np.cos(q1 + q2), zero, zero, zero)
+    g1, g2 = python_source(bias_torques)(
+        arm_vector(params), np.cos(q1), np.cos(q1 + q2), zero, zero, zero
+    )
     return np.stack([g1, g2], -1)
 
 

@@ -113,9 +113,6 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         self._last_action = np.zeros((1, 2))
         self._buffers = self.sim.buffers(1)
         self._bind_kernel()
-        self._reported = tuple(
-            (name, self.sim.task.term_names.index(name)) for name in self.sim.task.reported_terms()
-        )
         self._steps = 0
         self._last_reward = 0.0
         self._renderer: Any = None
@@ -234,7 +231,7 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         if self.sim.task.goal_size:
             info["target"] = self._goal[0].copy()
         terms = self._buffers.terms[0].tolist()
-        for name, j in self._reported:
+        for name, j in self.sim.task.reported_columns:
             info[name] = terms[j]
         return info
 

@@ -123,10 +123,11 @@ def step(
     """
     dt = positive_number(dt, "dt")
     substeps = positive_integer(substeps, "substeps")
-    x = as_vectors(state, 4, "state").astype(np.float64)
-    u = as_vectors(tau, 2, "tau").astype(np.float64)
+    x = as_vectors(state, 4, "state")
+    u = as_vectors(tau, 2, "tau")
     lead = np.broadcast_shapes(x.shape[:-1], u.shape[:-1])
-    out = np.ascontiguousarray(np.broadcast_to(x, (*lead, 4))).reshape(-1, 4).copy()
-    torque = np.ascontiguousarray(np.broadcast_to(u, (*lead, 2))).reshape(-1, 2)
+    # a fresh C-contiguous float64 copy: the loop overwrites it with the result
+    out = np.array(np.broadcast_to(x, (*lead, 4)), dtype=np.float64).reshape(-1, 4)
+    torque = np.ascontiguousarray(np.broadcast_to(u, (*lead, 2)), dtype=np.float64).reshape(-1, 2)
     _rk4_loop(arm_vector(params), out, torque, dt, substeps)
     return out.reshape(*lead, 4)

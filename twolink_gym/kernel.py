@@ -47,11 +47,10 @@ from twolink_gym._jit import cache_closure, kernel
 from twolink_gym.integrators import rk4
 from twolink_gym.tasks.base import evaluate_one
 
-__all__ = ["CONFIG_SIZE", "StepKernels", "step_kernels"]
+__all__ = ["StepKernels", "step_kernels"]
 
 # entries of ``config``
 _TORQUE1, _TORQUE2, _MAX_SPEED, _DT, _SUBSTEPS = range(5)
-CONFIG_SIZE = 5
 
 Array = NDArray[np.float64]
 

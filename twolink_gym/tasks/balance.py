@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from twolink_gym._jit import kernel
+from twolink_gym._jit import kernel, python_source
 from twolink_gym.params import ArmParams
 from twolink_gym.tasks.base import Array, Task, task_kernel
 
@@ -41,7 +41,7 @@ def link_tilts(state: Array) -> tuple[Array, Array]:
 
     Both are wrapped to ``[-pi, pi)``; both are 0 at the upright pose.
     """
-    tilt = getattr(tilt_from_vertical, "py_func", tilt_from_vertical)
+    tilt = python_source(tilt_from_vertical)
     return tilt(state[:, 0]), tilt(state[:, 0] + state[:, 1])
 
 

@@ -14,7 +14,7 @@ from numba import types
 from numpy.typing import NDArray
 
 from twolink_gym._jit import cache_closure, kernel, sincos
-from twolink_gym.dynamics import arm_vector
+from twolink_gym.dynamics import arm_vectors
 from twolink_gym.kinematics import tip_from_trig
 from twolink_gym.params import ArmParams
 
@@ -283,6 +283,11 @@ class Task(abc.ABC):
         """The reward terms reported in ``info`` (default: all of :attr:`term_names`)."""
         return self.term_names
 
+    @functools.cached_property
+    def reported_columns(self) -> tuple[tuple[str, int], ...]:
+        """``(name, column of the kernel's terms)`` of each reported term, in order."""
+        return tuple((name, self.term_names.index(name)) for name in self.reported_terms())
+
     def evaluate(
         self,
         params: ArmParams,
@@ -309,7 +314,7 @@ class Task(abc.ABC):
         terms = np.empty((n, len(self.term_names)))
         extras = np.empty((n, self.extras_size))
         evaluation_loop(self.kernel)(
-            np.tile(arm_vector(params), (n, 1)),
+            arm_vectors(params, n),
             self.kernel_options(),
             state,
             np.ascontiguousarray(action, dtype=np.float64),
@@ -324,9 +329,7 @@ class Task(abc.ABC):
         """Wrap the kernel's output arrays ``(n, OUT_SIZE)``, ``(n, t)``, ``(n, e)`` (copies)."""
         return Evaluation(
             reward=out[:, REWARD].copy(),
-            terms={
-                name: terms[:, self.term_names.index(name)].copy() for name in self.reported_terms()
-            },
+            terms={name: terms[:, j].copy() for name, j in self.reported_columns},
             terminated=out[:, TERMINATED] != 0.0,
             success=out[:, SUCCESS] != 0.0,
             distance=out[:, DISTANCE].copy(),
