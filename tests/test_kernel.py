@@ -369,7 +369,7 @@ def test_same_source_runs_with_the_compiler_disabled():
     np.testing.assert_allclose(interpreted["forward"], compiled["forward"], rtol=1e-12)
 
 
-def test_package_version_exports_task_kernel():
+def test_task_kernel_is_exported_at_the_top_level():
     assert twolink_gym.task_kernel is twolink_gym.tasks.task_kernel
 
 
