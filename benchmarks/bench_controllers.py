@@ -113,9 +113,9 @@ def rollout(
         seen = obs if noise_rng is None else obs + std * noise_rng.standard_normal(obs.shape)
         action, state = controller.predict(seen, state, start)
         live = ~done
-        torque = env.sim.torque(np.clip(action, -1.0, 1.0))
+        torque = env.sim.torque(env.sim.expand_action(np.clip(action, -1.0, 1.0)))
         effort[live] += np.sum(torque[live] ** 2, axis=1) * dt
-        saturated_steps[live] += np.any(np.abs(action[live]) >= 1.0, axis=1)
+        saturated_steps[live] += np.any(np.abs(np.atleast_2d(action.T).T[live]) >= 1.0, axis=1)
         steps[live] += 1
         obs, _, terminated, truncated, info = env.step(action)
         now = info["is_success"]
@@ -181,7 +181,12 @@ def _attracted(controller: LQRController, starts: np.ndarray, seed: int) -> np.n
 
     States with a joint speed beyond the env's limit count as not attracted.
     """
-    env = TwoLinkVectorEnv(len(starts), task="balance")
+    env = TwoLinkVectorEnv(
+        len(starts),
+        task="balance",
+        max_torque=controller.max_torque,
+        actuation=controller.actuation,
+    )
     valid = np.all(np.abs(starts[:, 2:]) <= env.sim.max_speed, axis=1)
     safe = np.where(valid[:, None], starts, controller.design.state_eq)
     return rollout(env, controller, seed, options={"state": safe})["success"] & valid

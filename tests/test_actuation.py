@@ -132,16 +132,29 @@ def test_training_config_rejects_an_unknown_actuation_naming_the_key():
         _config("elbow")
 
 
-def test_classical_controllers_refuse_an_underactuated_arm():
+def test_full_arm_controllers_refuse_an_underactuated_arm_and_auto_picks_the_lqr():
     from twolink_gym.training.evaluate import resolve_policies
     from twolink_gym.training.policies import load_policy
 
-    from twolink_gym.controllers import LQRController
+    from twolink_gym.controllers import ComputedTorqueController
 
     cfg = _config("pendubot")
-    assert resolve_policies(["auto"], cfg) == []
+    assert resolve_policies(["auto"], cfg) == ["lqr"]  # the one-input LQR drives it
     env = TwoLinkEnv(task="balance", actuation="pendubot")
-    with pytest.raises(ValueError, match="commands both joints; the env's actuation is 'pendubot'"):
-        LQRController.from_env(env)
-    with pytest.raises(ValueError, match=r"env\.actuation is 'pendubot'"):
-        load_policy("lqr", cfg.env, env)
+    with pytest.raises(
+        ValueError, match=r"ComputedTorqueController cannot drive actuation 'pendubot'.*\['full'\]"
+    ):
+        ComputedTorqueController.from_env(env)
+    with pytest.raises(ValueError, match=r"cannot drive env\.actuation 'pendubot'.*\['lqr'\]"):
+        load_policy("pd_gravity", cfg.env, env)
+
+
+def test_default_run_names_keep_the_arms_apart():
+    """A pendubot run must not land in (or --overwrite) the full arm's run folder."""
+    from twolink_gym.training.sweep import seed_config, sweep_dir
+
+    full, pendubot = _config("full"), _config("pendubot")
+    assert full.run_name == "balance_ppo_s0"
+    assert pendubot.run_name == "balance_pendubot_ppo_s0"
+    assert seed_config(pendubot, 3).run_name == "balance_pendubot_ppo_s3"
+    assert sweep_dir(pendubot) != sweep_dir(full)

@@ -3,6 +3,8 @@
 Writes, into the output folder::
 
     table.md              the comparison table (markdown)
+    field_metrics.md      the field's (RealAIGym's) criteria: arrival (swing-up) time,
+                          peak and integrated torque, work, torque smoothness
     summary.json          the same numbers, plus the episode set's seed
     learning_curves.png   success rate and return of each agent's periodic evaluations
     distributions.png     per-episode final distance, return and effort, per policy
@@ -32,9 +34,15 @@ from twolink_gym.training.evaluate import (
     summarize,
 )
 
-__all__ = ["compare", "markdown_table", "plot_distributions", "plot_learning_curves"]
+__all__ = [
+    "compare",
+    "field_metrics_table",
+    "markdown_table",
+    "plot_distributions",
+    "plot_learning_curves",
+]
 
-_DIST_UNIT = {"reach": "m", "balance": "rad"}
+_DIST_UNIT = {"reach": "m", "balance": "rad", "swingup": "rad"}
 
 
 def markdown_table(results: Sequence[Rollouts], task: str) -> str:
@@ -55,6 +63,29 @@ def markdown_table(results: Sequence[Rollouts], task: str) -> str:
             f"| {100 * s['settled_fraction']:.0f}% "
             f"| {format_value(s['settle_time_median'], '.2f')} "
             f"| {format_value(s['effort_mean'], '.0f')} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def field_metrics_table(results: Sequence[Rollouts]) -> str:
+    """The field's criteria (RealAIGym's), one row per policy (means over episodes)."""
+    header = (
+        "| policy | success | arrived | arrival time median [s] | peak torque max [N·m] "
+        "| ∫Σ|τ|dt mean [N·m·s] | ∫τ²dt mean [N²m²s] | work ∫|τ·dq|dt mean [J] "
+        "| smoothness std(Δτ) mean [N·m] |"
+    )
+    lines = [header, "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in results:
+        s = summarize(r)
+        lines.append(
+            f"| {s['policy']} | {100 * s['success_rate']:.0f}% "
+            f"| {100 * s['arrived_fraction']:.0f}% "
+            f"| {format_value(s['arrival_time_median'], '.2f')} "
+            f"| {format_value(s['peak_torque_max'], '.3g')} "
+            f"| {format_value(s['torque_integral_mean'], '.3g')} "
+            f"| {format_value(s['effort_mean'], '.3g')} "
+            f"| {format_value(s['work_mean'], '.3g')} "
+            f"| {format_value(s['smoothness_mean'], '.3g')} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -215,6 +246,10 @@ def compare(
     (out / "table.md").write_text(
         f"Task `{cfg.env.task}`, {len(episode_set)} episodes (seeds {episode_set.seed}.."
         f"{episode_set.seed + len(episode_set) - 1}), identical for every policy.\n\n" + table
+    )
+    (out / "field_metrics.md").write_text(
+        f"Task `{cfg.env.task}`, the episodes of table.md; the field's criteria "
+        "(training/evaluate.py, module notes).\n\n" + field_metrics_table(results)
     )
     agent_runs = [(r.label, r.run_dir) for r in results if r.run_dir is not None]
     baselines = [r for r in results if r.kind == "controller"]

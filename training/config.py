@@ -56,8 +56,10 @@ class EnvConfig:
         Gymnasium id used by the ``dummy`` vectorisation (default ``TwoLink-v0``).
     params : dict
         :class:`~twolink_gym.params.ArmParams` fields to override (SI units).
-    max_torque : list of float
-        Torque at action ±1 for each joint [N·m].
+    max_torque : list of float or None
+        Torque at action ±1 for each joint [N·m]; ``None`` (the default, or
+        omitted): the task's default limits (``[30, 10]`` for reach and
+        balance, ``[8, 4]`` for swing-up).
     dt : float
         Control period [s].
     substeps : int
@@ -86,7 +88,7 @@ class EnvConfig:
     task: str
     id: str = "TwoLink-v0"
     params: dict[str, float] = dataclasses.field(default_factory=dict)
-    max_torque: list[float] = dataclasses.field(default_factory=lambda: [30.0, 10.0])
+    max_torque: list[float] | None = None
     dt: float = 0.02
     substeps: int = 2
     max_episode_steps: int | None = None
@@ -104,7 +106,7 @@ class EnvConfig:
             "params": dict(self.params) or None,
             "dt": self.dt,
             "substeps": self.substeps,
-            "max_torque": tuple(self.max_torque),
+            "max_torque": None if self.max_torque is None else tuple(self.max_torque),
             "task_options": dict(self.task_options) or None,
             "actuation": self.actuation,
         }
@@ -151,7 +153,8 @@ class TrainConfig:
     output_dir : str
         Parent folder of the run folders.
     run_name : str or None
-        Run folder name (default ``<task>_<algo>_s<seed>``).
+        Run folder name (default ``<task>_<algo>_s<seed>``, or
+        ``<task>_<actuation>_<algo>_s<seed>`` for an underactuated arm).
     torch_threads : int
         ``torch.set_num_threads`` for the training process.
     device : str
@@ -210,9 +213,15 @@ class RunConfig:
         return data
 
     @property
+    def default_group(self) -> str:
+        """``<task>_<algo>``, or ``<task>_<actuation>_<algo>`` for an underactuated arm."""
+        arm = "" if self.env.actuation == "full" else f"{self.env.actuation}_"
+        return f"{self.env.task}_{arm}{self.algo.name}"
+
+    @property
     def run_name(self) -> str:
-        """The run folder's name."""
-        return self.train.run_name or f"{self.env.task}_{self.algo.name}_s{self.train.seed}"
+        """The run folder's name (``train.run_name``, or :attr:`default_group` and the seed)."""
+        return self.train.run_name or f"{self.default_group}_s{self.train.seed}"
 
     @property
     def run_dir(self) -> Path:
@@ -315,7 +324,7 @@ def _validate(cfg: RunConfig) -> None:
         raise ConfigError(
             f"{src}: env.vectorization must be 'native' or 'dummy', got {cfg.env.vectorization!r}"
         )
-    if len(cfg.env.max_torque) != 2:
+    if cfg.env.max_torque is not None and len(cfg.env.max_torque) != 2:
         raise ConfigError(f"{src}: env.max_torque must have 2 entries, got {cfg.env.max_torque}")
     if cfg.algo.name not in ALGORITHMS:
         raise ConfigError(

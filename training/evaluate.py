@@ -22,9 +22,22 @@ settle_time
     tolerance at the end (never settled, or fell).
 effort
     Control effort ``∫ |τ|² dt`` [N²·m²·s], ``τ = clip(a, -1, 1) · max_torque``,
-    summed over both joints.
+    summed over both joints (RealAIGym's "torque cost").
 length
     Steps in the episode.
+arrival_time
+    The first time [s] the distance is within the tolerance (for swing-up: the
+    swing-up time, the first arrival in the upright band); NaN if never.
+peak_torque
+    The largest ``|τ|`` of any joint in the episode [N·m].
+torque_integral
+    ``∫ Σ_j |τ_j| dt`` [N·m·s].
+work
+    Energy the motors put in or take out, ``∫ |τ · dq| dt`` [J] (RealAIGym's
+    "energy"), with the joint speeds at the start of each control period.
+smoothness
+    Standard deviation of the step-to-step torque changes ``Δτ`` of the actuated
+    joints [N·m] (RealAIGym's "torque smoothness"; smaller is smoother).
 """
 
 from __future__ import annotations
@@ -60,9 +73,21 @@ __all__ = [
 Array = NDArray[np.float64]
 
 #: The task option that is each task's distance tolerance (for the settling time).
-_TOLERANCE_OPTION = {"reach": "tolerance", "balance": "success_angle"}
+_TOLERANCE_OPTION = {"reach": "tolerance", "balance": "success_angle", "swingup": "success_angle"}
 
-METRICS = ("success", "return", "final_distance", "settle_time", "effort", "length")
+METRICS = (
+    "success",
+    "return",
+    "final_distance",
+    "settle_time",
+    "effort",
+    "length",
+    "arrival_time",
+    "peak_torque",
+    "torque_integral",
+    "work",
+    "smoothness",
+)
 
 
 def settle_tolerance(task: Task) -> float:
@@ -109,8 +134,10 @@ class Rollouts:
     """Per-episode results of one policy on an :class:`EpisodeSet` (leading axis ``n``).
 
     ``distance`` and ``states`` have ``T + 1`` samples (t = 0 .. T·dt) and
-    ``actions`` ``T``, NaN after an episode's end. ``run_dir`` is the agent's
-    folder (config and learning curve; ``None`` for a controller).
+    ``actions`` ``T`` (both joints' normalised torques; 0 at a joint without a
+    motor), NaN after an episode's end. ``run_dir`` is the agent's folder
+    (config and learning curve; ``None`` for a controller). The metrics are
+    described in the module notes.
     """
 
     label: str
@@ -125,10 +152,15 @@ class Rollouts:
     states: Array
     actions: Array
     dt: float
+    arrival_time: Array
+    peak_torque: Array
+    torque_integral: Array
+    work: Array
+    smoothness: Array
     run_dir: Path | None = None
 
     def metrics(self) -> dict[str, NDArray[Any]]:
-        """The per-episode metrics by name."""
+        """The per-episode metrics by name (:data:`METRICS`)."""
         return {
             "success": self.success,
             "return": self.returns,
@@ -136,6 +168,11 @@ class Rollouts:
             "settle_time": self.settle_time,
             "effort": self.effort,
             "length": self.length,
+            "arrival_time": self.arrival_time,
+            "peak_torque": self.peak_torque,
+            "torque_integral": self.torque_integral,
+            "work": self.work,
+            "smoothness": self.smoothness,
         }
 
 
@@ -150,6 +187,45 @@ def settle_times(distance: Array, length: NDArray[np.int64], tol: float, dt: flo
         elif outside[-1] < k:
             out[i] = (outside[-1] + 1) * dt
     return out
+
+
+def arrival_times(distance: Array, tol: float, dt: float) -> Array:
+    """First times [s] the distance histories ``(n, T + 1)`` are within ``tol`` (NaN: never)."""
+    inside = distance <= tol
+    first = np.argmax(inside, axis=1)
+    return np.where(inside.any(axis=1), first * dt, np.nan)
+
+
+def torque_metrics(
+    torque: Array, speed: Array, actuated: Sequence[int], dt: float
+) -> dict[str, Array]:
+    """RealAIGym-style torque metrics of episodes (see the module notes), each ``(n,)``.
+
+    Parameters
+    ----------
+    torque : ndarray, shape (n, T, 2)
+        Joint torques [N·m], NaN after an episode's end.
+    speed : ndarray, shape (n, T, 2)
+        Joint speeds at the start of each control period [rad/s].
+    actuated : sequence of int
+        The joints with a motor (for the smoothness).
+    dt : float
+        Control period [s].
+    """
+    valid = np.isfinite(torque[..., 0])
+    tau = np.where(valid[..., None], torque, 0.0)
+    dq = np.where(valid[..., None], speed, 0.0)
+    change = np.diff(torque[..., list(actuated)], axis=1).reshape(torque.shape[0], -1)
+    with np.errstate(invalid="ignore"):
+        smooth = np.array(
+            [np.std(row[np.isfinite(row)]) if np.isfinite(row).any() else np.nan for row in change]
+        )
+    return {
+        "peak_torque": np.max(np.abs(tau), axis=(1, 2)),
+        "torque_integral": np.sum(np.abs(tau), axis=(1, 2)) * dt,
+        "work": np.sum(np.abs(np.sum(tau * dq, axis=2)), axis=1) * dt,
+        "smoothness": smooth,
+    }
 
 
 def run_policy(policy: LoadedPolicy, env_cfg: EnvConfig, episodes: EpisodeSet) -> Rollouts:
@@ -176,9 +252,12 @@ def run_policy(policy: LoadedPolicy, env_cfg: EnvConfig, episodes: EpisodeSet) -
             obs, state=pstate, episode_start=starts, deterministic=True
         )
         starts = np.zeros(n, dtype=bool)
-        action = np.clip(np.asarray(action, dtype=np.float64).reshape(n, 2), -1.0, 1.0)
+        action = np.clip(
+            np.asarray(action, dtype=np.float64).reshape(n, sim.action_size), -1.0, 1.0
+        )
         obs, reward, terminated, truncated, info = venv.step(action)
         a = active
+        action = sim.expand_action(action)
         tau = sim.torque(action)
         returns[a] += reward[a]
         effort[a] += np.sum(tau[a] ** 2, axis=1) * sim.dt
@@ -194,6 +273,7 @@ def run_policy(policy: LoadedPolicy, env_cfg: EnvConfig, episodes: EpisodeSet) -
     venv.close()
     final = distance[np.arange(n), length]
     tol = settle_tolerance(sim.task)
+    torques = torque_metrics(actions * sim.max_torque, states[:, :-1, 2:], sim.actuated, sim.dt)
     return Rollouts(
         label=policy.label,
         kind=policy.kind,
@@ -207,7 +287,9 @@ def run_policy(policy: LoadedPolicy, env_cfg: EnvConfig, episodes: EpisodeSet) -
         states=states,
         actions=actions,
         dt=sim.dt,
+        arrival_time=arrival_times(distance, tol, sim.dt),
         run_dir=policy.run_dir,
+        **torques,
     )
 
 
@@ -234,6 +316,12 @@ def summarize(r: Rollouts) -> dict[str, Any]:
         "settle_time_median": _stat(r.settle_time, np.median),
         "effort_mean": _stat(r.effort, np.mean),
         "length_mean": _stat(r.length, np.mean),
+        "arrived_fraction": float(np.mean(np.isfinite(r.arrival_time))),
+        "arrival_time_median": _stat(r.arrival_time, np.median),
+        "peak_torque_max": _stat(r.peak_torque, np.max),
+        "torque_integral_mean": _stat(r.torque_integral, np.mean),
+        "work_mean": _stat(r.work, np.mean),
+        "smoothness_mean": _stat(r.smoothness, np.mean),
     }
 
 
@@ -272,11 +360,8 @@ def write_rollouts(
 
 
 def resolve_policies(specs: Sequence[str], cfg: RunConfig) -> list[str]:
-    """Expand ``"auto"`` into the classical controllers that apply to the task.
-
-    They command both joints, so ``"auto"`` gives none for an underactuated arm.
-    """
-    auto = applicable_controllers(cfg.env.task) if cfg.env.actuation == "full" else []
+    """Expand ``"auto"`` into the classical controllers that apply to the task and actuation."""
+    auto = applicable_controllers(cfg.env.task, cfg.env.actuation)
     out: list[str] = []
     for spec in specs:
         items = auto if spec == "auto" else [spec]

@@ -114,9 +114,11 @@ class LoadedPolicy:
     run_dir: Path | None = None
 
 
-def applicable_controllers(task: str) -> list[str]:
-    """Names of the classical controllers that apply to ``task``."""
-    return sorted(controllers_for(task))
+def applicable_controllers(task: str, actuation: str = "full") -> list[str]:
+    """Names of the classical controllers that apply to ``task`` and drive ``actuation``."""
+    return sorted(
+        name for name, cls in controllers_for(task).items() if actuation in cls.actuations
+    )
 
 
 def _run_config(run_dir: Path) -> Any:
@@ -254,10 +256,11 @@ def load_policy(spec: str, env_cfg: EnvConfig, env: Any) -> LoadedPolicy:
     """
     if spec in CONTROLLERS:
         cls = CONTROLLERS[spec]
-        if env_cfg.actuation != "full":
+        if env_cfg.actuation not in cls.actuations:
             raise ValueError(
-                f"controller {spec!r} commands both joints; env.actuation is "
-                f"{env_cfg.actuation!r} (one motor), for which no classical controller exists yet"
+                f"controller {spec!r} cannot drive env.actuation {env_cfg.actuation!r}; "
+                f"it drives {list(cls.actuations)}; controllers for this task and actuation "
+                f"are {applicable_controllers(env_cfg.task, env_cfg.actuation)}"
             )
         if not cls.applies_to(env_cfg.task):
             raise ValueError(

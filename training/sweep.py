@@ -75,7 +75,7 @@ def seed_config(cfg: RunConfig, seed: int) -> RunConfig:
 
 def sweep_dir(cfg: RunConfig) -> Path:
     """The sweep's summary folder: ``<output_dir>/<group>_sweep``."""
-    group = cfg.train.run_name or f"{cfg.env.task}_{cfg.algo.name}"
+    group = cfg.train.run_name or cfg.default_group
     return Path(cfg.train.output_dir) / f"{group}_sweep"
 
 
@@ -197,7 +197,7 @@ def sweep(
 
 def _group_label(cfg: RunConfig) -> str:
     """``"<algo> (<run name without the seed>)"``, e.g. ``"ppo (default)"``."""
-    return f"{cfg.algo.name} ({cfg.train.run_name or cfg.env.task + '_' + cfg.algo.name})"
+    return f"{cfg.algo.name} ({cfg.train.run_name or cfg.default_group})"
 
 
 def _pct(x: float | None) -> str:

@@ -42,10 +42,18 @@ from twolink_gym.kinematics import (
 from twolink_gym.params import ArmParams
 from twolink_gym.registration import register_envs
 from twolink_gym.simulation import DecodedObservation, decode_observation, encode_state
-from twolink_gym.tasks import TASKS, BalanceTask, ReachTask, Task, make_task, task_kernel
+from twolink_gym.tasks import (
+    TASKS,
+    BalanceTask,
+    ReachTask,
+    SwingupTask,
+    Task,
+    make_task,
+    task_kernel,
+)
 from twolink_gym.vector_env import TwoLinkVectorEnv
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 register_envs()
 
@@ -56,6 +64,7 @@ __all__ = [
     "DecodedObservation",
     "Equilibrium",
     "ReachTask",
+    "SwingupTask",
     "Task",
     "TwoLinkEnv",
     "TwoLinkVectorEnv",

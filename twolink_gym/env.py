@@ -15,7 +15,6 @@ from twolink_gym.kernel import step_kernels
 from twolink_gym.params import ArmParams
 from twolink_gym.simulation import (
     DEFAULT_MAX_SPEED,
-    DEFAULT_MAX_TORQUE,
     DecodedObservation,
     Simulation,
     SimulationProperties,
@@ -34,7 +33,7 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
     Parameters
     ----------
     task : str or Task
-        ``"reach"`` or ``"balance"`` (see :data:`twolink_gym.tasks.TASKS`), or a
+        ``"reach"``, ``"balance"`` or ``"swingup"`` (see :data:`twolink_gym.tasks.TASKS`), or a
         task object.
     params : ArmParams or dict, optional
         The arm's physical parameters (default :class:`ArmParams`).
@@ -42,8 +41,10 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         Control period [s] (default 0.02 s, 50 Hz).
     substeps : int
         RK4 sub-steps per control period (default 2, i.e. 10 ms sub-steps).
-    max_torque : float or pair of floats
-        Joint torques at action ±1 [N·m] (default ``(30, 10)``).
+    max_torque : float or pair of floats, optional
+        Joint torques at action ±1 [N·m]; default: the task's
+        ``default_max_torque`` (``(30, 10)`` for reach and balance, ``(8, 4)``
+        for swing-up).
     max_speed : float
         Joint speed limit [rad/s]; speeds are clipped to ±max_speed after every
         control step (default 6π).
@@ -79,7 +80,7 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         params: ArmParams | Mapping[str, Any] | None = None,
         dt: float = 0.02,
         substeps: int = 2,
-        max_torque: float | Sequence[float] = DEFAULT_MAX_TORQUE,
+        max_torque: float | Sequence[float] | None = None,
         max_speed: float = DEFAULT_MAX_SPEED,
         task_options: Mapping[str, Any] | None = None,
         render_mode: str | None = None,
@@ -254,6 +255,7 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
                 render_mode=self.render_mode,
                 fps=self.metadata["render_fps"],
                 max_torque=self.sim.max_torque,
+                actuated=self.sim.actuated,
             )
         return self._renderer.draw(
             self._state[0],

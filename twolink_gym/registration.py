@@ -1,7 +1,9 @@
 """Gymnasium registration of the per-task ids and of the generic ``TwoLink-v0``.
 
-The per-task ids are the primary registration: ``TwoLinkReach-v0`` and
-``TwoLinkBalance-v0`` carry their task's episode length in their spec, the
+The per-task ids are the primary registration: ``TwoLinkReach-v0``,
+``TwoLinkBalance-v0``, ``TwoLinkSwingup-v0`` and the underactuated variants
+(``TwoLinkAcrobotSwingup-v0``, ``TwoLinkPendubotSwingup-v0``,
+``TwoLinkAcrobotBalance-v0``, ``TwoLinkPendubotBalance-v0``) carry their task's episode length in their spec, the
 ordinary Gymnasium way, so ``gym.make(id, max_episode_steps=N)`` overrides it
 (longer or shorter; ``-1`` for no limit) and re-making ``env.spec`` keeps it.
 
@@ -32,11 +34,26 @@ from twolink_gym.env import TwoLinkEnv
 from twolink_gym.simulation import Simulation
 from twolink_gym.tasks import TASKS
 
-__all__ = ["CONVENIENCE_IDS", "ENV_ID", "TaskLengthEntryPoint", "make_env", "register_envs"]
+__all__ = [
+    "CONVENIENCE_IDS",
+    "ENV_ID",
+    "UNDERACTUATED_IDS",
+    "TaskLengthEntryPoint",
+    "make_env",
+    "register_envs",
+]
 
 ENV_ID = "TwoLink-v0"
-#: Per-task ids, from the task names (the primary registration).
+#: Per-task ids of the full arm, from the task names (the primary registration).
 CONVENIENCE_IDS = {name: f"TwoLink{name.capitalize()}-v0" for name in TASKS}
+#: Ids of the underactuated variants, ``(task, actuation) -> id``: one motor can
+#: hold the upright (balance) and pump energy (swing-up), but not hold a reach
+#: target, so reach has none.
+UNDERACTUATED_IDS = {
+    (name, actuation): f"TwoLink{actuation.capitalize()}{name.capitalize()}-v0"
+    for name in ("balance", "swingup")
+    for actuation in ("acrobot", "pendubot")
+}
 
 
 class TaskLengthEntryPoint:
@@ -76,14 +93,18 @@ make_env = TaskLengthEntryPoint()
 
 def register_envs() -> None:
     """Register the per-task ids and ``TwoLink-v0`` (idempotent)."""
-    for name, env_id in CONVENIENCE_IDS.items():
+    ids = {(name, "full"): env_id for name, env_id in CONVENIENCE_IDS.items()} | UNDERACTUATED_IDS
+    for (name, actuation), env_id in ids.items():
         if env_id not in gym.registry:
+            kwargs = (
+                {"task": name} if actuation == "full" else {"task": name, "actuation": actuation}
+            )
             gym.register(
                 id=env_id,
                 entry_point="twolink_gym.env:TwoLinkEnv",
                 vector_entry_point="twolink_gym.vector_env:TwoLinkVectorEnv",
                 max_episode_steps=Simulation.create(task=name).max_episode_steps,
-                kwargs={"task": name},
+                kwargs=kwargs,
             )
     if ENV_ID not in gym.registry:
         gym.register(

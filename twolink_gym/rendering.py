@@ -24,6 +24,9 @@ Picture (y up, the base at the centre of the frame)
 - torque indicators: an arc around each joint, counter-clockwise for positive
   torque, whose sweep is the fraction of ``max_torque`` applied; below
   :data:`TORQUE_MIN_FRACTION` of ``max_torque`` nothing is drawn;
+- the joints: a motorised joint is a dark ring, a joint without a motor (the
+  shoulder of an acrobot, the elbow of a pendubot) a light grey one, and the
+  readout names the motors;
 - a readout: task name, time, reward and the joint torques.
 
 :meth:`ArmRenderer.world_to_pixel` is the one mapping from world metres to
@@ -72,6 +75,7 @@ class Colors:
     link2: RGB = (66, 132, 204)
     joint: RGB = (45, 45, 50)
     joint_fill: RGB = (236, 236, 236)
+    passive_joint: RGB = (178, 178, 182)
     base: RGB = (95, 95, 100)
     tip: RGB = (20, 20, 20)
     target: RGB = (214, 39, 40)
@@ -120,11 +124,14 @@ class ArmRenderer:
         the gravity torques of the arm held horizontal (at least 1 N·m).
     trail_seconds : float
         Length of the tip trail [s] (``0`` for none).
+    actuated : sequence of int
+        The joints with a motor (default both; ``(1,)`` acrobot, ``(0,)`` pendubot).
 
     Raises
     ------
     ValueError
-        On an unknown ``render_mode`` or an invalid size, fps or torque scale.
+        On an unknown ``render_mode`` or an invalid size, fps, torque scale or
+        ``actuated``.
     gymnasium.error.DependencyNotInstalled
         If pygame is not installed.
 
@@ -145,6 +152,7 @@ class ArmRenderer:
         size: Sequence[int] = (500, 500),
         max_torque: ArrayLike | None = None,
         trail_seconds: float = 1.0,
+        actuated: Sequence[int] = (0, 1),
     ) -> None:
         if render_mode not in RENDER_MODES:
             raise ValueError(
@@ -167,6 +175,11 @@ class ArmRenderer:
                 raise ValueError(
                     f"max_torque must be a number or a pair of numbers > 0, got {max_torque!r}"
                 )
+        motors = tuple(int(j) for j in actuated)
+        if not motors or len(set(motors)) != len(motors) or not set(motors) <= {0, 1}:
+            raise ValueError(
+                f"actuated must list the joints with a motor, a non-empty subset of (0, 1), got {actuated!r}"
+            )
         if not (math.isfinite(trail_seconds) and trail_seconds >= 0):
             raise ValueError(f"trail_seconds must be a finite number >= 0, got {trail_seconds!r}")
 
@@ -176,6 +189,8 @@ class ArmRenderer:
         self.fps = int(fps)
         self.size = (width, height)
         self.max_torque = torque_scale
+        #: The joints with a motor (0: shoulder, 1: elbow).
+        self.actuated = motors
         #: Pixels per metre: ``l1 + l2`` spans 42 % of the smaller frame side.
         self.scale = 0.42 * min(width, height) / params.reach
         self._origin = np.array([width / 2.0, height / 2.0])
@@ -472,9 +487,10 @@ class ArmRenderer:
         self._pg.gfxdraw.aapolygon(surf, mount, Colors.base)
         self._link(surf, base, elbow, Colors.link1)
         self._link(surf, elbow, tip, Colors.link2)
-        for point in (base, elbow):
+        for joint, point in enumerate((base, elbow)):
             p = self._px(point)
-            self._disc(surf, p, r_joint, Colors.joint)
+            ring = Colors.joint if joint in self.actuated else Colors.passive_joint
+            self._disc(surf, p, r_joint, ring)
             self._disc(surf, p, max(1, r_joint - 3), Colors.joint_fill)
         self._disc(surf, self._px(tip), max(2, r_joint // 2), Colors.tip)
 
@@ -518,6 +534,9 @@ class ArmRenderer:
             return
         top_left = [f"task: {self.task.name}", f"t = {time:.2f} s", f"reward = {reward:+.3f}"]
         bottom_left = [f"torque = ({torque[0]:+.1f}, {torque[1]:+.1f}) N m"]
+        if self.actuated != (0, 1):
+            names = {0: "shoulder", 1: "elbow"}
+            bottom_left.insert(0, "motor: " + ", ".join(names[j] for j in self.actuated) + " only")
         pad = 8
         y = pad
         for line in top_left:

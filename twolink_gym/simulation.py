@@ -32,10 +32,11 @@ from twolink_gym._arrays import positive_integer, positive_number
 from twolink_gym.dynamics import arm_vectors
 from twolink_gym.params import ArmParams
 from twolink_gym.tasks import Task, make_task
-from twolink_gym.tasks.base import OUT_SIZE, Evaluation
+from twolink_gym.tasks.base import DEFAULT_MAX_TORQUE, OUT_SIZE, Evaluation
 
 __all__ = [
     "ACTUATIONS",
+    "DEFAULT_MAX_TORQUE",
     "STATE_OBS_NAMES",
     "DecodedObservation",
     "Simulation",
@@ -50,9 +51,6 @@ Array = NDArray[np.float64]
 #: Names of the state-encoding entries at the start of every observation.
 STATE_OBS_NAMES = ("cos_q1", "sin_q1", "cos_q2", "sin_q2", "dq1", "dq2")
 
-#: Default torque limits [N·m]: 1.5x and 2x the largest static gravity torques of
-#: the default arm (19.62 and 4.905 N·m), so any static pose can be held.
-DEFAULT_MAX_TORQUE = (30.0, 10.0)
 #: The actuated joints of each actuation (the one map from actuation names):
 #: both joints, the elbow only (an acrobot) or the shoulder only (a pendubot).
 ACTUATIONS: dict[str, tuple[int, ...]] = {"full": (0, 1), "acrobot": (1,), "pendubot": (0,)}
@@ -186,12 +184,14 @@ class Simulation:
         params: ArmParams | Mapping[str, Any] | None = None,
         dt: float = 0.02,
         substeps: int = 2,
-        max_torque: float | Sequence[float] = DEFAULT_MAX_TORQUE,
+        max_torque: float | Sequence[float] | None = None,
         max_speed: float = DEFAULT_MAX_SPEED,
         task_options: Mapping[str, Any] | None = None,
         actuation: str = "full",
     ) -> Simulation:
         """Validate the environment's keyword arguments and build the simulation.
+
+        ``max_torque=None`` takes the task's :attr:`~twolink_gym.tasks.Task.default_max_torque`.
 
         Raises
         ------
@@ -202,6 +202,8 @@ class Simulation:
         the_task = make_task(task, task_options)
         dt = positive_number(dt, "dt")
         substeps = positive_integer(substeps, "substeps")
+        if max_torque is None:
+            max_torque = the_task.default_max_torque
         message = f"max_torque must be a number or a pair of numbers > 0 (N·m), got {max_torque!r}"
         try:
             torque = np.broadcast_to(np.asarray(max_torque, dtype=np.float64), (2,)).copy()

@@ -17,7 +17,6 @@ from twolink_gym._arrays import positive_integer
 from twolink_gym.params import ArmParams
 from twolink_gym.simulation import (
     DEFAULT_MAX_SPEED,
-    DEFAULT_MAX_TORQUE,
     DecodedObservation,
     Simulation,
     SimulationProperties,
@@ -90,7 +89,7 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         | None = None,
         dt: float = 0.02,
         substeps: int = 2,
-        max_torque: float | Sequence[float] = DEFAULT_MAX_TORQUE,
+        max_torque: float | Sequence[float] | None = None,
         max_speed: float = DEFAULT_MAX_SPEED,
         task_options: Mapping[str, Any] | None = None,
         max_episode_steps: int | None = None,
@@ -377,6 +376,7 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
                     render_mode="rgb_array",
                     fps=self.metadata["render_fps"],
                     max_torque=self.sim.max_torque,
+                    actuated=self.sim.actuated,
                 )
                 for arm in self.arm_params
             ]

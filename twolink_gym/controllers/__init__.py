@@ -10,7 +10,8 @@ same episodes::
     action, state = controller.predict(obs, state, episode_start)
 
 :data:`CONTROLLERS` maps names to classes; ``cls.task_names()`` lists the tasks
-each applies to, and :func:`controllers_for` selects them for a task.
+each applies to, ``cls.actuations`` the arms it can drive, and
+:func:`controllers_for` selects them for a task.
 """
 
 from __future__ import annotations
@@ -20,13 +21,16 @@ from twolink_gym.controllers.computed_torque import ComputedTorqueController
 from twolink_gym.controllers.impedance import ImpedanceController
 from twolink_gym.controllers.lqr import LQRController, LQRDesign, design_lqr, discrete_lqr
 from twolink_gym.controllers.pd_gravity import PDGravityController
+from twolink_gym.controllers.swingup import SWINGUP_CATCH_LEVEL, EnergySwingupController
 from twolink_gym.controllers.trajectory import quintic
 from twolink_gym.tasks import Task
 
 __all__ = [
     "CONTROLLERS",
+    "SWINGUP_CATCH_LEVEL",
     "ComputedTorqueController",
     "Controller",
+    "EnergySwingupController",
     "ImpedanceController",
     "LQRController",
     "LQRDesign",
@@ -45,6 +49,7 @@ CONTROLLERS: dict[str, type[Controller]] = {
     "computed_torque": ComputedTorqueController,
     "pd_gravity": PDGravityController,
     "impedance": ImpedanceController,
+    "energy_swingup": EnergySwingupController,
 }
 
 

@@ -21,7 +21,7 @@ from twolink_gym._arrays import positive_number
 from twolink_gym.kinematics import inverse_kinematics, wrap_angle
 from twolink_gym.params import ArmParams
 from twolink_gym.simulation import (
-    DEFAULT_MAX_TORQUE,
+    ACTUATIONS,
     DecodedObservation,
     Simulation,
     decode_observation,
@@ -143,25 +143,33 @@ class Controller(abc.ABC):
         may differ from the simulated plant (model-mismatch studies).
     dt : float
         Control period [s] (the env's ``dt``).
-    max_torque : float or pair of floats
-        Torques at action ±1 [N·m] (the env's ``max_torque``).
+    max_torque : float or pair of floats, optional
+        Torques at action ±1 [N·m] (the env's ``max_torque``); default: the
+        task's ``default_max_torque``.
+    actuation : {"full", "acrobot", "pendubot"}
+        The arm's motors (the env's ``actuation``); one of :attr:`actuations`.
+        An underactuated arm's action has one entry.
 
     Raises
     ------
     ValueError
         If the task is not one the controller applies to (:attr:`task_types`),
-        or on a bad ``dt`` or ``max_torque``.
+        the actuation not one it can drive (:attr:`actuations`), or on a bad
+        ``dt`` or ``max_torque``.
     """
 
     #: The task classes the controller applies to.
     task_types: ClassVar[tuple[type[Task], ...]] = ()
+    #: The actuations (keys of :data:`~twolink_gym.simulation.ACTUATIONS`) it can drive.
+    actuations: ClassVar[tuple[str, ...]] = ("full",)
 
     def __init__(
         self,
         task: Task | str,
         params: ArmParams | Mapping[str, Any] | None = None,
         dt: float = 0.02,
-        max_torque: ArrayLike = DEFAULT_MAX_TORQUE,
+        max_torque: ArrayLike | None = None,
+        actuation: str = "full",
     ) -> None:
         the_task = make_task(task)
         if not isinstance(the_task, self.task_types):
@@ -172,12 +180,35 @@ class Controller(abc.ABC):
         self.task: Task = the_task
         self.params = ArmParams.coerce(params)
         self.dt = positive_number(dt, "dt")
+        if max_torque is None:
+            max_torque = the_task.default_max_torque
         torque = np.asarray(max_torque, dtype=np.float64)
         if torque.shape not in ((), (2,)) or not np.all(np.isfinite(torque) & (torque > 0)):
             raise ValueError(
                 f"max_torque must be a number or a pair of numbers > 0, got {max_torque!r}"
             )
         self.max_torque = np.broadcast_to(torque, (2,)).copy()
+        self.actuation = self.check_actuation(actuation)
+        #: The joints with a motor, in action order (0: shoulder, 1: elbow).
+        self.actuated: tuple[int, ...] = ACTUATIONS[self.actuation]
+
+    @classmethod
+    def check_actuation(cls, actuation: str) -> str:
+        """``actuation`` if the controller can drive it.
+
+        Raises
+        ------
+        ValueError
+            Naming the argument, the controller and the actuations it drives.
+        """
+        if not isinstance(actuation, str) or actuation not in ACTUATIONS:
+            raise ValueError(f"actuation must be one of {sorted(ACTUATIONS)}, got {actuation!r}")
+        if actuation not in cls.actuations:
+            raise ValueError(
+                f"{cls.__name__} cannot drive actuation {actuation!r}: it drives "
+                f"actuation {list(cls.actuations)}"
+            )
+        return actuation
 
     # -- construction ------------------------------------------------------
     @classmethod
@@ -210,12 +241,10 @@ class Controller(abc.ABC):
             The controller's own keyword arguments (gains, weights, ...).
         """
         sim = simulation_of(env)
-        if sim.actuation != "full":
-            raise ValueError(
-                f"{cls.__name__} commands both joints; the env's actuation is "
-                f"{sim.actuation!r} (one motor)"
-            )
+        cls.check_actuation(sim.actuation)
         params = sim.params if model_params is None else model_params
+        if sim.actuation != "full":
+            options = {**options, "actuation": sim.actuation}
         return cls(sim.task, params, sim.dt, sim.max_torque, **options)
 
     # -- the SB3 protocol --------------------------------------------------
@@ -244,8 +273,9 @@ class Controller(abc.ABC):
 
         Returns
         -------
-        action : ndarray of float32, shape (2,) or (n, 2)
-            ``clip(tau / max_torque, -1, 1)``.
+        action : ndarray of float32, shape (action_size,) or (n, action_size)
+            ``clip(tau / max_torque, -1, 1)`` of the actuated joints (both,
+            or the one motor of an underactuated arm).
         state : ndarray or None
             Pass it back with the next observation.
 
@@ -284,6 +314,8 @@ class Controller(abc.ABC):
             state = np.asarray(state)[None]
         tau, new_state = self._torque(decoded, state, starts)
         action = np.clip(tau / self.max_torque, -1.0, 1.0).astype(np.float32)
+        if self.actuation != "full":
+            action = np.ascontiguousarray(action[:, self.actuated])
         if single:
             return action[0], (None if new_state is None else new_state[0])
         return action, new_state
@@ -293,6 +325,8 @@ class Controller(abc.ABC):
         self, decoded: DecodedObservation, state: Any, episode_start: NDArray[np.bool_]
     ) -> tuple[Array, Any]:
         """Joint torques ``(n, 2)`` [N·m] for decoded observations, and the next state.
+
+        An underactuated controller returns 0 at the joint without a motor.
 
         Parameters
         ----------
@@ -304,4 +338,7 @@ class Controller(abc.ABC):
         """
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(task={self.task.name!r}, dt={self.dt}, max_torque={self.max_torque.tolist()})"
+        return (
+            f"{type(self).__name__}(task={self.task.name!r}, dt={self.dt}, "
+            f"max_torque={self.max_torque.tolist()}, actuation={self.actuation!r})"
+        )

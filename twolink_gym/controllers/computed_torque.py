@@ -43,7 +43,7 @@ from twolink_gym.controllers.trajectory import fastest_feasible_duration, quinti
 from twolink_gym.dynamics import inverse_dynamics
 from twolink_gym.kinematics import wrap_angle
 from twolink_gym.params import ArmParams
-from twolink_gym.simulation import DEFAULT_MAX_TORQUE, DecodedObservation
+from twolink_gym.simulation import DecodedObservation
 from twolink_gym.tasks import BalanceTask, ReachTask, Task
 
 __all__ = ["PLAN_SIZE", "ComputedTorqueController"]
@@ -85,7 +85,7 @@ class ComputedTorqueController(Controller):
         task: Task | str = "reach",
         params: ArmParams | Mapping[str, Any] | None = None,
         dt: float = 0.02,
-        max_torque: ArrayLike = DEFAULT_MAX_TORQUE,
+        max_torque: ArrayLike | None = None,
         *,
         natural_frequency: ArrayLike = 10.0,
         damping_ratio: ArrayLike = 1.0,

@@ -38,7 +38,7 @@ from twolink_gym.controllers.base import Array, Controller, gain_vector
 from twolink_gym.dynamics import gravity_torque
 from twolink_gym.kinematics import jacobian
 from twolink_gym.params import ArmParams
-from twolink_gym.simulation import DEFAULT_MAX_TORQUE, DecodedObservation
+from twolink_gym.simulation import DecodedObservation
 from twolink_gym.tasks import ReachTask, Task
 
 __all__ = ["ImpedanceController"]
@@ -76,7 +76,7 @@ class ImpedanceController(Controller):
         task: Task | str = "reach",
         params: ArmParams | Mapping[str, Any] | None = None,
         dt: float = 0.02,
-        max_torque: ArrayLike = DEFAULT_MAX_TORQUE,
+        max_torque: ArrayLike | None = None,
         *,
         stiffness: ArrayLike = 100.0,
         damping: ArrayLike = 16.0,

@@ -26,6 +26,11 @@ Default weights (Bryson's rule, on the env's scales)::
 
     Q = diag(1/0.3², 1/0.3², 1/1², 1/1²)     # 0.3 rad, 1 rad/s
     R = diag(1/max_torque1², 1/max_torque2²)  # i.e. identity on the normalised action
+
+Underactuated arms (``actuation="acrobot"`` or ``"pendubot"``) get the same
+design on the one-input linearisation, ``B``'s column of the motor joint
+(``R = 1/max_torque_j²``). Both are controllable at the upright; the design
+checks the rank of the controllability matrix and says so if it is not.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ from twolink_gym.controllers.base import UPRIGHT, Array, Controller
 from twolink_gym.dynamics import gravity_torque, linearize
 from twolink_gym.kinematics import wrap_angle
 from twolink_gym.params import ArmParams
-from twolink_gym.simulation import DEFAULT_MAX_TORQUE, DecodedObservation
+from twolink_gym.simulation import DecodedObservation
 from twolink_gym.tasks import BalanceTask, Task
 
 __all__ = [
@@ -177,20 +182,22 @@ class LQRDesign:
         The operating point ``[q1, q2, dq1, dq2]``.
     tau_eq : ndarray, shape (2,)
         The holding torque ``G(q_eq)`` [N·m] (zero at the upright).
-    a, b : ndarray, shapes (4, 4) and (4, 2)
-        Continuous-time linearisation.
-    a_d, b_d : ndarray, shapes (4, 4) and (4, 2)
+    a, b : ndarray, shapes (4, 4) and (4, m)
+        Continuous-time linearisation, ``b`` restricted to the ``m`` actuated joints.
+    a_d, b_d : ndarray, shapes (4, 4) and (4, m)
         Its zero-order-hold discretisation at ``dt``.
-    q, r : ndarray, shapes (4, 4) and (2, 2)
+    q, r : ndarray, shapes (4, 4) and (m, m)
         Weights on the state error and the torque deviation [N·m].
     p : ndarray, shape (4, 4)
         Riccati solution: ``dxᵀ P dx`` is the predicted cost from ``dx``.
-    k : ndarray, shape (2, 4)
-        Feedback gain: ``tau = tau_eq - K dx``.
+    k : ndarray, shape (m, 4)
+        Feedback gain: ``tau[actuated] = tau_eq[actuated] - K dx``.
     eigenvalues : ndarray of complex, shape (4,)
         Closed-loop eigenvalues of ``A_d - B_d K`` (inside the unit circle).
     dt : float
         Control period [s].
+    actuated : tuple of int
+        The joints with a motor (``(0, 1)``, or ``(1,)``/``(0,)`` for an acrobot/pendubot).
     """
 
     state_eq: Array
@@ -205,6 +212,14 @@ class LQRDesign:
     k: Array
     eigenvalues: NDArray[np.complex128]
     dt: float
+    actuated: tuple[int, ...] = (0, 1)
+
+    def torque(self, state: ArrayLike) -> Array:
+        """Both joints' torques ``tau_eq - K dx`` [N·m] (0 at a joint without a motor), ``(n, 2)``."""
+        dx = self.error(np.atleast_2d(state))
+        tau = np.zeros((dx.shape[0], 2))
+        tau[:, self.actuated] = self.tau_eq[list(self.actuated)] - dx @ self.k.T
+        return tau
 
     def error(self, state: ArrayLike) -> Array:
         """State error ``dx`` from the operating point, angles wrapped, shape ``(..., 4)``."""
@@ -225,6 +240,7 @@ def design_lqr(
     q: ArrayLike,
     r: ArrayLike,
     state_eq: ArrayLike = UPRIGHT,
+    actuated: tuple[int, ...] = (0, 1),
 ) -> LQRDesign:
     """Linearise the arm about ``state_eq`` and design the discrete LQR at period ``dt``.
 
@@ -236,10 +252,12 @@ def design_lqr(
         Control period [s].
     q : array_like, shape (4, 4) or (4,)
         State weight (or its diagonal).
-    r : array_like, shape (2, 2) or (2,)
-        Torque weight [1/(N·m)²] (or its diagonal).
+    r : array_like, shape (m, m) or (m,)
+        Torque weight [1/(N·m)²] (or its diagonal), ``m = len(actuated)``.
     state_eq : array_like, shape (4,)
         Operating point (default the upright).
+    actuated : tuple of int
+        The joints with a motor (default both; ``(1,)`` acrobot, ``(0,)`` pendubot).
 
     Raises
     ------
@@ -249,11 +267,14 @@ def design_lqr(
     x_eq = np.asarray(state_eq, dtype=np.float64).copy()
     tau_eq = gravity_torque(params, x_eq[:2])
     a, b = linearize(params, x_eq, tau_eq)
+    b = np.ascontiguousarray(b[:, list(actuated)])
     a_d, b_d = discretize(a, b, dt)
     q_m = _weight_matrix(q, 4, "Q", definite=False)
-    r_m = _weight_matrix(r, 2, "R", definite=True)
+    r_m = _weight_matrix(r, len(actuated), "R", definite=True)
     k, p, eigenvalues = discrete_lqr(a_d, b_d, q_m, r_m)
-    return LQRDesign(x_eq, tau_eq, a, b, a_d, b_d, q_m, r_m, p, k, eigenvalues, float(dt))
+    return LQRDesign(
+        x_eq, tau_eq, a, b, a_d, b_d, q_m, r_m, p, k, eigenvalues, float(dt), tuple(actuated)
+    )
 
 
 class LQRController(Controller):
@@ -261,15 +282,16 @@ class LQRController(Controller):
 
     Parameters
     ----------
-    task, params, dt, max_torque
+    task, params, dt, max_torque, actuation
         See :class:`~twolink_gym.controllers.base.Controller`; ``params`` is the
-        model that is linearised.
+        model that is linearised. All three actuations: an underactuated arm
+        gets the design on its one-input linearisation.
     Q : array_like, shape (4, 4) or (4,), optional
         Weight on the state error ``[q1, q2, dq1, dq2] - [pi/2, 0, 0, 0]`` (angles
         wrapped); default :data:`DEFAULT_Q_DIAG`.
-    R : array_like, shape (2, 2) or (2,), optional
-        Weight on the torque [1/(N·m)²]; default ``diag(1/max_torque²)``, the
-        identity on the normalised action.
+    R : array_like, shape (m, m) or (m,), optional
+        Weight on the torque of the ``m`` motors [1/(N·m)²]; default
+        ``diag(1/max_torque²)`` of those joints, the identity on the normalised action.
 
     Attributes
     ----------
@@ -285,24 +307,25 @@ class LQRController(Controller):
     """
 
     task_types = (BalanceTask,)
+    actuations = ("full", "acrobot", "pendubot")
 
     def __init__(
         self,
         task: Task | str = "balance",
         params: ArmParams | Mapping[str, Any] | None = None,
         dt: float = 0.02,
-        max_torque: ArrayLike = DEFAULT_MAX_TORQUE,
+        max_torque: ArrayLike | None = None,
+        actuation: str = "full",
         *,
         Q: ArrayLike | None = None,
         R: ArrayLike | None = None,
     ) -> None:
-        super().__init__(task, params, dt, max_torque)
+        super().__init__(task, params, dt, max_torque, actuation)
         q = DEFAULT_Q_DIAG if Q is None else Q
-        r = 1.0 / self.max_torque**2 if R is None else R
-        self.design = design_lqr(self.params, self.dt, q, r)
+        r = 1.0 / self.max_torque[list(self.actuated)] ** 2 if R is None else R
+        self.design = design_lqr(self.params, self.dt, q, r, actuated=self.actuated)
 
     def _torque(
         self, decoded: DecodedObservation, state: Any, episode_start: NDArray[np.bool_]
     ) -> tuple[Array, None]:
-        d = self.design
-        return d.tau_eq - d.error(decoded.state) @ d.k.T, None
+        return self.design.torque(decoded.state), None

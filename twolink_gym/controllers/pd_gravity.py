@@ -30,7 +30,7 @@ from twolink_gym.controllers.base import UPRIGHT, Array, Controller, gain_vector
 from twolink_gym.dynamics import gravity_torque
 from twolink_gym.kinematics import wrap_angle
 from twolink_gym.params import ArmParams
-from twolink_gym.simulation import DEFAULT_MAX_TORQUE, DecodedObservation
+from twolink_gym.simulation import DecodedObservation
 from twolink_gym.tasks import BalanceTask, ReachTask, Task
 
 __all__ = ["PDGravityController"]
@@ -57,7 +57,7 @@ class PDGravityController(Controller):
         task: Task | str = "reach",
         params: ArmParams | Mapping[str, Any] | None = None,
         dt: float = 0.02,
-        max_torque: ArrayLike = DEFAULT_MAX_TORQUE,
+        max_torque: ArrayLike | None = None,
         *,
         kp: ArrayLike = (200.0, 80.0),
         kd: ArrayLike = (25.0, 5.0),

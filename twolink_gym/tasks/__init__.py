@@ -9,11 +9,21 @@ from typing import Any
 from twolink_gym.tasks.balance import BalanceTask
 from twolink_gym.tasks.base import Evaluation, Task, task_kernel
 from twolink_gym.tasks.reach import ReachTask
+from twolink_gym.tasks.swingup import SwingupTask
 
-__all__ = ["TASKS", "BalanceTask", "Evaluation", "ReachTask", "Task", "make_task", "task_kernel"]
+__all__ = [
+    "TASKS",
+    "BalanceTask",
+    "Evaluation",
+    "ReachTask",
+    "SwingupTask",
+    "Task",
+    "make_task",
+    "task_kernel",
+]
 
 #: Task classes by registered name: the only place task names are mapped to code.
-TASKS: dict[str, type[Task]] = {cls.name: cls for cls in (ReachTask, BalanceTask)}
+TASKS: dict[str, type[Task]] = {cls.name: cls for cls in (ReachTask, BalanceTask, SwingupTask)}
 
 
 def make_task(task: str | Task, options: Mapping[str, Any] | None = None) -> Task:

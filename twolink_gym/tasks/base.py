@@ -19,6 +19,7 @@ from twolink_gym.kinematics import tip_from_trig
 from twolink_gym.params import ArmParams
 
 __all__ = [
+    "DEFAULT_MAX_TORQUE",
     "DISTANCE",
     "OUT_SIZE",
     "REWARD",
@@ -54,6 +55,11 @@ _ROW = types.Array(types.float64, 1, "C")
 TASK_KERNEL_SIGNATURE = types.Tuple((_F8, types.boolean, types.boolean, _F8))(
     _ROW, _ROW, *([_F8] * 10), _ROW, _ROW, _ROW
 )
+
+#: Default torque limits [N·m] of a task (:attr:`Task.default_max_torque`): 1.5x
+#: and 2x the largest static gravity torques of the default arm (19.62 and
+#: 4.905 N·m), so any static pose can be held.
+DEFAULT_MAX_TORQUE = (30.0, 10.0)
 
 # columns of an outcome row (``out`` of the step kernel)
 REWARD, DISTANCE, TIP_X, TIP_Y, TERMINATED, SUCCESS = range(6)
@@ -201,6 +207,9 @@ class Task(abc.ABC):
         The registered name (``"reach"``, ``"balance"``).
     episode_seconds : float
         Default episode length [s]; the env turns it into ``max_episode_steps``.
+    default_max_torque : tuple of 2 floats
+        The torque limits [N·m] an env of this task gets when made without
+        ``max_torque`` (:data:`DEFAULT_MAX_TORQUE` unless the task sets its own).
     goal_size : int
         Length of the goal vector.
     extras_size : int
@@ -217,6 +226,7 @@ class Task(abc.ABC):
 
     name: ClassVar[str]
     episode_seconds: ClassVar[float]
+    default_max_torque: ClassVar[tuple[float, float]] = DEFAULT_MAX_TORQUE
     goal_size: ClassVar[int]
     extras_size: ClassVar[int]
     term_names: ClassVar[tuple[str, ...]]

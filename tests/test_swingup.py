@@ -1,0 +1,239 @@
+"""The swing-up task, its torque limits, ids, controller, field metrics and drawing."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # never open a real window
+
+import math
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from twolink_gym.training.evaluate import arrival_times, torque_metrics
+
+import twolink_gym  # noqa: F401  (registers the envs)
+from twolink_gym import ArmParams, TwoLinkEnv, TwoLinkVectorEnv, make_task
+from twolink_gym.controllers import CONTROLLERS, EnergySwingupController, LQRController
+from twolink_gym.dynamics import gravity_torque, linearize, total_energy
+from twolink_gym.kinematics import forward_kinematics
+from twolink_gym.tasks import BalanceTask, SwingupTask
+
+UPRIGHT = np.array([math.pi / 2, 0.0, 0.0, 0.0])
+HANGING = np.array([-math.pi / 2, 0.0, 0.0, 0.0])
+
+
+def _random_states(n: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return np.column_stack(
+        [rng.uniform(-2 * np.pi, 2 * np.pi, (n, 2)), rng.uniform(-8.0, 8.0, (n, 2))]
+    )
+
+
+# -- the task ------------------------------------------------------------------------
+def test_reward_is_bounded_and_peaks_at_the_still_upright():
+    task = SwingupTask()
+    params = ArmParams()
+    x = _random_states(5000)
+    a = np.random.default_rng(1).uniform(-1, 1, (5000, 2))
+    ev = task.evaluate(params, x, np.zeros((5000, 0)), a)
+    assert np.all(ev.reward >= 0.0) and np.all(ev.reward <= 1.0)
+    assert not ev.terminated.any()  # a swing-up passes through every pose
+    top = task.evaluate(params, UPRIGHT[None], np.zeros((1, 0)))
+    assert top.reward[0] == pytest.approx(1.0, abs=1e-15)
+    bottom = task.evaluate(params, HANGING[None], np.zeros((1, 0)))
+    assert bottom.reward[0] < 1e-12
+
+
+def test_height_term_is_each_links_height_from_the_kinematics():
+    """(1 + sin q1)/2 · (1 + sin(q1 + q2))/2, recomputed from the link end points."""
+    params = ArmParams(l1=0.7, l2=1.3)
+    x = _random_states(500, seed=2)
+    ev = SwingupTask().evaluate(params, x, np.zeros((500, 0)))
+    elbow, tip = forward_kinematics(params, x[:, :2])
+    h1 = (1 + elbow[:, 1] / params.l1) / 2
+    h2 = (1 + (tip[:, 1] - elbow[:, 1]) / params.l2) / 2
+    np.testing.assert_allclose(ev.terms["reward_height"], h1 * h2, rtol=0, atol=1e-12)
+
+
+def test_success_is_the_balance_tasks_success():
+    rng = np.random.default_rng(3)
+    x = UPRIGHT + rng.uniform(-1, 1, (4000, 4)) * np.array([0.15, 0.15, 0.8, 0.8])
+    goal = np.zeros((4000, 0))
+    swing = SwingupTask().evaluate(ArmParams(), x, goal)
+    balance = BalanceTask().evaluate(ArmParams(), x, goal)
+    assert 0.1 < swing.success.mean() < 0.9  # both outcomes are exercised
+    np.testing.assert_array_equal(swing.success, balance.success)
+    np.testing.assert_array_equal(swing.distance, balance.distance)
+
+
+def test_episodes_start_near_hanging_and_last_15_s():
+    env = gym.make("TwoLinkSwingup-v0")
+    assert env.spec.max_episode_steps == 750
+    task = env.unwrapped.task
+    for seed in range(20):
+        _, info = env.reset(seed=seed)
+        dev = info["state"] - HANGING
+        assert np.all(np.abs(dev[:2]) <= task.init_angle_noise)
+        assert np.all(np.abs(dev[2:]) <= task.init_speed_noise)
+
+
+@pytest.mark.parametrize(
+    "option, value", [("success_angle", 0.0), ("height_weight", 1.5), ("init_speed_noise", -1.0)]
+)
+def test_bad_task_options_are_named(option, value):
+    with pytest.raises(ValueError, match=f"swingup task option {option}"):
+        make_task("swingup", {option: value})
+
+
+# -- torque limits ------------------------------------------------------------------------
+def _smallest_shoulder_torque_to_hold_link1_level(params: ArmParams, elbow_limit: float) -> float:
+    """min over link 2's angle of |G1| at q1 = 0 with |G2| <= elbow_limit (a dense scan)."""
+    q2 = np.linspace(-np.pi, np.pi, 200001)
+    g = gravity_torque(params, np.column_stack([np.zeros_like(q2), q2]))
+    ok = np.abs(g[:, 1]) <= elbow_limit
+    return float(np.min(np.abs(g[ok, 0])))
+
+
+def test_default_limits_cannot_lift_the_arm_quasi_statically():
+    """The README's calculation: g1 - min(tau2, g2) > tau1 for (8, 4), not for (30, 10)."""
+    params = ArmParams()
+    env = TwoLinkEnv(task="swingup")
+    tau1, tau2 = env.max_torque
+    assert (tau1, tau2) == (8.0, 4.0)
+    g1 = (params.m1 * params.lc1 + params.m2 * params.l1) * params.gravity
+    g2 = params.m2 * params.lc2 * params.gravity
+    need = _smallest_shoulder_torque_to_hold_link1_level(params, tau2)
+    assert need == pytest.approx(g1 - min(tau2, g2), abs=1e-3)  # the scan's resolution
+    assert need > tau1
+    assert _smallest_shoulder_torque_to_hold_link1_level(params, 10.0) < 30.0
+
+
+def test_task_default_torque_limits_and_overrides():
+    assert TwoLinkEnv(task="reach").max_torque.tolist() == [30.0, 10.0]
+    assert TwoLinkEnv(task="balance").max_torque.tolist() == [30.0, 10.0]
+    assert TwoLinkVectorEnv(2, task="swingup").max_torque.tolist() == [8.0, 4.0]
+    assert TwoLinkEnv(task="swingup", max_torque=(5, 3)).max_torque.tolist() == [5.0, 3.0]
+
+
+@pytest.mark.parametrize(
+    "env_id, actuation, size",
+    [
+        ("TwoLinkSwingup-v0", "full", 2),
+        ("TwoLinkAcrobotSwingup-v0", "acrobot", 1),
+        ("TwoLinkPendubotSwingup-v0", "pendubot", 1),
+        ("TwoLinkAcrobotBalance-v0", "acrobot", 1),
+        ("TwoLinkPendubotBalance-v0", "pendubot", 1),
+    ],
+)
+def test_registered_ids(env_id, actuation, size):
+    env = gym.make(env_id)
+    assert env.unwrapped.actuation == actuation
+    assert env.action_space.shape == (size,)
+    generic = gym.make("TwoLink-v0", task=env.unwrapped.task.name, actuation=actuation)
+    assert generic.action_space == env.action_space
+    assert generic.unwrapped.max_torque.tolist() == env.unwrapped.max_torque.tolist()
+
+
+# -- the energy swing-up controller -----------------------------------------------------
+def _run(controller, env: TwoLinkVectorEnv, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Success at the end, motor work ∫|τ·dq|dt [J] and start states of one episode per copy."""
+    obs, info = env.reset(seed=seed)
+    start = info["state"].copy()
+    work = np.zeros(env.num_envs)
+    for _ in range(env.max_episode_steps):
+        action, _ = controller.predict(obs)
+        tau = env.sim.torque(env.sim.expand_action(np.clip(action, -1, 1)))
+        work += np.abs(np.sum(tau * env.state[:, 2:], axis=1)) * env.sim.dt
+        obs, _, _, _, info = env.step(action)
+    return info["is_success"], work, start
+
+
+def test_energy_swingup_succeeds_and_does_at_least_the_work_gravity_asks():
+    env = TwoLinkVectorEnv(100, task="swingup")
+    controller = EnergySwingupController.from_env(env)
+    success, work, start = _run(controller, env, seed=1000000)
+    assert success.mean() >= 0.95
+    # conservation of energy: the motors must supply the potential difference
+    # (friction only adds to it)
+    lift = total_energy(env.params, UPRIGHT) - total_energy(env.params, start)
+    assert np.all(work[success] >= lift[success])
+
+
+def test_energy_swingup_is_listed_for_swingup_only_and_drives_the_full_arm_only():
+    assert EnergySwingupController.applies_to("swingup")
+    assert not EnergySwingupController.applies_to("balance")
+    assert "energy_swingup" in CONTROLLERS
+    with pytest.raises(ValueError, match=r"cannot drive actuation 'acrobot'.*\['full'\]"):
+        EnergySwingupController.from_env(TwoLinkEnv(task="swingup", actuation="acrobot"))
+    with pytest.raises(
+        ValueError, match=r"actuation must be one of \['acrobot', 'full', 'pendubot'\]"
+    ):
+        EnergySwingupController(actuation="elbow")
+    for name in ("computed_torque", "pd_gravity"):
+        with pytest.raises(ValueError, match=r"cannot drive actuation 'pendubot'"):
+            CONTROLLERS[name].from_env(TwoLinkEnv(task="balance", actuation="pendubot"))
+
+
+@pytest.mark.parametrize("actuation, joint", [("acrobot", 1), ("pendubot", 0)])
+def test_one_input_linearisation_is_controllable_and_the_lqr_balances(actuation, joint):
+    params = ArmParams()
+    a, b = linearize(params, UPRIGHT, np.zeros(2))
+    column = b[:, [joint]]
+    ctrb = np.hstack([np.linalg.matrix_power(a, i) @ column for i in range(4)])
+    assert np.linalg.matrix_rank(ctrb) == 4
+    env = TwoLinkVectorEnv(20, task="balance", actuation=actuation)
+    controller = LQRController.from_env(env)
+    assert controller.design.k.shape == (1, 4)
+    rng = np.random.default_rng(0)
+    starts = UPRIGHT + rng.uniform(-1, 1, (20, 4)) * np.array([0.01, 0.01, 0.02, 0.02])
+    obs, _ = env.reset(seed=0, options={"state": starts})
+    for _ in range(env.max_episode_steps):
+        action, _ = controller.predict(obs)
+        assert action.shape == (20, 1)
+        obs, _, terminated, _, info = env.step(action)
+        assert not terminated.any()
+    assert info["is_success"].all()
+
+
+# -- field metrics -------------------------------------------------------------------------
+def test_arrival_time_is_the_first_sample_within_the_tolerance():
+    d = np.array(
+        [[3.0, 2.0, 0.05, 0.2, 0.01], [3.0, 2.0, 1.0, 0.5, 0.2], [0.0, 1.0, 1.0, 1.0, 1.0]]
+    )
+    np.testing.assert_array_equal(arrival_times(d, 0.1, 0.5), [1.0, np.nan, 0.0])
+
+
+def test_torque_metrics_on_hand_computed_signals():
+    dt = 0.1
+    # joint 1: +2, -2, +2 N·m at 1 rad/s; joint 2 without a motor; one step after the end
+    tau = np.array([[[2.0, 0.0], [-2.0, 0.0], [2.0, 0.0], [np.nan, np.nan]]])
+    dq = np.array([[[1.0, 3.0], [1.0, 3.0], [1.0, 3.0], [np.nan, np.nan]]])
+    m = torque_metrics(tau, dq, (0,), dt)
+    assert m["peak_torque"][0] == 2.0
+    assert m["torque_integral"][0] == pytest.approx(0.6)
+    assert m["work"][0] == pytest.approx(0.6)  # |τ·dq| = 2 J/s for 0.3 s
+    assert m["smoothness"][0] == pytest.approx(np.std([-4.0, 4.0]))
+
+
+# -- drawing ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("actuation, passive", [("full", None), ("acrobot", 0), ("pendubot", 1)])
+def test_renderer_shows_which_joints_have_a_motor(actuation, passive):
+    from twolink_gym.rendering import Colors
+
+    env = TwoLinkEnv(task="swingup", actuation=actuation, render_mode="rgb_array")
+    env.reset(seed=0, options={"state": [0.0, math.pi / 2, 0.0, 0.0]})  # link 1 level, link 2 up
+    frame = env.render()
+    r = env._renderer
+    r_joint = max(3, round(0.035 * env.params.reach * r.scale))
+    for joint, centre in enumerate(([0.0, 0.0], [env.params.l1, 0.0])):
+        col, row = r.world_to_pixel(centre)
+        # the ring's lower-left edge, off both links and the base mount
+        px = frame[round(row + (r_joint - 1.5) * 0.7), round(col - (r_joint - 1.5) * 0.7)]
+        expected = Colors.passive_joint if joint == passive else Colors.joint
+        assert max(abs(int(p) - e) for p, e in zip(px, expected, strict=True)) <= 40, (
+            joint,
+            px.tolist(),
+        )
+    env.close()

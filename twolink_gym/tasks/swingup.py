@@ -1,0 +1,192 @@
+"""``swingup``: swing the arm up from hanging, catch it upright and hold it there."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+
+from twolink_gym.params import ArmParams
+from twolink_gym.tasks.balance import tilt_from_vertical
+from twolink_gym.tasks.base import Array, Task, task_kernel
+
+__all__ = ["HANGING", "SWINGUP_MAX_TORQUE", "SwingupTask", "swingup_kernel"]
+
+#: The hanging equilibrium ``[q1, q2, dq1, dq2]`` the episodes start near.
+HANGING = (-math.pi / 2, 0.0, 0.0, 0.0)
+#: The swing-up task's default torque limits [N·m] (see :class:`SwingupTask`).
+SWINGUP_MAX_TORQUE = (8.0, 4.0)
+
+# the options vector (SwingupTask.option_names, in this order)
+(
+    _SUCCESS_ANGLE,
+    _SUCCESS_SPEED,
+    _UPRIGHT_SIGMA,
+    _STILL_SIGMA,
+    _HEIGHT_WEIGHT,
+    _CTRL_WEIGHT,
+    _SPEED_WEIGHT,
+) = range(7)
+
+
+@task_kernel
+def swingup_kernel(
+    arm: Array,
+    options: Array,
+    q1: float,
+    q2: float,
+    dq1: float,
+    dq2: float,
+    c1: float,
+    s1: float,
+    c12: float,
+    s12: float,
+    a1: float,
+    a2: float,
+    goal: Array,
+    terms: Array,
+    extras: Array,
+) -> tuple[float, bool, bool, float]:
+    """The swing-up task's step: the bounded reward, its factors and success (a task kernel).
+
+    Never terminates: a swing-up passes through every pose.
+    """
+    tilt1 = tilt_from_vertical(q1)
+    tilt2 = tilt_from_vertical(q1 + q2)
+    dist = max(abs(tilt1), abs(tilt2))
+    # cos(tilt) = sin(absolute angle); (1 + sin)/2 is 1 upright, 1/2 level, 0 hanging
+    height = 0.25 * (1.0 + s1) * (1.0 + s12)
+    sigma = options[_UPRIGHT_SIGMA]
+    upright = np.exp(-(tilt1 * tilt1 + tilt2 * tilt2) / (2.0 * (sigma * sigma)))
+    still_sigma = options[_STILL_SIGMA]
+    speed2 = dq1 * dq1 + dq2 * dq2
+    still = 1.0 - options[_SPEED_WEIGHT] * (
+        1.0 - np.exp(-speed2 / (2.0 * (still_sigma * still_sigma)))
+    )
+    ctrl = 1.0 - 0.5 * options[_CTRL_WEIGHT] * (a1 * a1 + a2 * a2)
+    w = options[_HEIGHT_WEIGHT]
+    terms[0] = height
+    terms[1] = upright
+    terms[2] = still
+    terms[3] = ctrl
+    limit = options[_SUCCESS_SPEED]
+    success = dist <= options[_SUCCESS_ANGLE] and abs(dq1) <= limit and abs(dq2) <= limit
+    return ctrl * (w * height + (1.0 - w) * upright * still), False, success, dist
+
+
+@dataclasses.dataclass(frozen=True)
+class SwingupTask(Task):
+    """Swing the arm up from hanging and hold it upright (``q = [pi/2, 0]``).
+
+    Episodes start at the hanging equilibrium ``[-pi/2, 0, 0, 0]`` with each
+    angle perturbed uniformly by up to ``init_angle_noise`` and each speed by up
+    to ``init_speed_noise``, and last ``episode_seconds`` (15 s); they never
+    terminate early. Success is the balance task's: at the end of the episode
+    both links lie within ``success_angle`` of the vertical and both joint
+    speeds are below ``success_speed``. The time of the first arrival in that
+    band is a metric of the evaluation (``swingup_time``), not part of success.
+
+    The reward is bounded in ``[0, 1]``::
+
+        height  = (1 + sin q1)/2 · (1 + sin(q1 + q2))/2       # 0 hanging, 1 upright
+        upright = exp(-(tilt1² + tilt2²) / (2 upright_sigma²))
+        still   = 1 - speed_weight · (1 - exp(-|dq|² / (2 still_sigma²)))
+        ctrl    = 1 - ctrl_weight · |a|² / 2
+        reward  = ctrl · (height_weight · height + (1 - height_weight) · upright · still)
+
+    ``height`` is a smooth guide from anywhere (each link's height, in the
+    product so that one link up and one down earns little); ``upright · still``
+    is the balance task's sharp, still upright, which is what success asks for.
+    An arm that spins through the upright at speed earns about
+    ``height_weight / 4`` on average, one held upright earns 1.
+
+    Default torque limits (:data:`SWINGUP_MAX_TORQUE`, (8, 4) N·m, used when
+    the env is made without ``max_torque``): too weak to lift the arm through
+    its poses quasi-statically, so it must pump energy. With the elbow holding
+    at most ``τ2``, the smallest shoulder torque that holds link 1 horizontal is
+    ``g1 - min(τ2, g2)`` (link 2 hanging back as far as the elbow can hold it),
+    where ``g1 = (m1 lc1 + m2 l1) g`` and ``g2 = m2 lc2 g``: 14.715 − 4 = 10.7 N·m
+    for the default arm, above the 8 N·m available. See the README.
+
+    Parameters
+    ----------
+    success_angle : float
+        Tilt of each link below which the arm counts as upright [rad].
+    success_speed : float
+        Joint speed below which the arm counts as still [rad/s].
+    upright_sigma : float
+        Width of the Gaussian upright factor in each tilt [rad].
+    still_sigma : float
+        Width of the stillness factor in the joint speeds [rad/s].
+    height_weight, ctrl_weight, speed_weight : float
+        In ``[0, 1]``: the share of the height guide, and the strength of the
+        control and speed factors.
+    init_angle_noise, init_speed_noise : float
+        Half-widths of the uniform perturbation of the hanging start [rad], [rad/s].
+    """
+
+    name: ClassVar[str] = "swingup"
+    episode_seconds: ClassVar[float] = 15.0
+    default_max_torque: ClassVar[tuple[float, float]] = SWINGUP_MAX_TORQUE
+    goal_size: ClassVar[int] = 0
+    extras_size: ClassVar[int] = 0
+    term_names: ClassVar[tuple[str, ...]] = (
+        "reward_height",
+        "reward_upright",
+        "reward_still",
+        "reward_ctrl",
+    )
+    option_names: ClassVar[tuple[str, ...]] = (
+        "success_angle",
+        "success_speed",
+        "upright_sigma",
+        "still_sigma",
+        "height_weight",
+        "ctrl_weight",
+        "speed_weight",
+    )
+    kernel: ClassVar[Any] = staticmethod(swingup_kernel)
+
+    success_angle: float = 0.1
+    success_speed: float = 0.5
+    upright_sigma: float = 0.15
+    still_sigma: float = 0.5
+    height_weight: float = 0.2
+    ctrl_weight: float = 0.1
+    speed_weight: float = 0.5
+    init_angle_noise: float = 0.05
+    init_speed_noise: float = 0.05
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("success_angle", "success_speed", "upright_sigma", "still_sigma"):
+            if not getattr(self, name) > 0:
+                raise ValueError(
+                    f"swingup task option {name} must be > 0, got {getattr(self, name)!r}"
+                )
+        for name in ("height_weight", "ctrl_weight", "speed_weight"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise ValueError(
+                    f"swingup task option {name} must lie in [0, 1], got {getattr(self, name)!r}"
+                )
+        for name in ("init_angle_noise", "init_speed_noise"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(
+                    f"swingup task option {name} must be >= 0, got {getattr(self, name)!r}"
+                )
+
+    def sample_initial_state(self, rng: np.random.Generator, params: ArmParams) -> Array:
+        """Hanging, uniformly perturbed."""
+        noise = rng.uniform(-1.0, 1.0, size=4)
+        scale = np.array([self.init_angle_noise] * 2 + [self.init_speed_noise] * 2)
+        return np.array(HANGING) + noise * scale
+
+    def sample_goal(self, rng: np.random.Generator, params: ArmParams) -> Array:
+        """Swing-up has no goal to draw."""
+        return np.zeros(0)
+
+    def extras_bounds(self, params: ArmParams) -> tuple[Array, Array]:
+        """Empty."""
+        return np.zeros(0), np.zeros(0)
