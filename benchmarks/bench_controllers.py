@@ -184,7 +184,7 @@ def _attracted(controller: LQRController, starts: np.ndarray, seed: int) -> np.n
     env = TwoLinkVectorEnv(
         len(starts),
         task="balance",
-        max_torque=controller.max_torque,
+        max_torque=tuple(controller.max_torque.tolist()),
         actuation=controller.actuation,
     )
     valid = np.all(np.abs(starts[:, 2:]) <= env.sim.max_speed, axis=1)

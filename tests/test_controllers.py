@@ -66,8 +66,10 @@ def reach_env():
 
 # -- the name map -------------------------------------------------------------
 def test_controllers_map_names_to_classes_and_tasks():
-    assert set(CONTROLLERS) == {"lqr", "computed_torque", "pd_gravity", "impedance"}
+    assert set(CONTROLLERS) == {"lqr", "computed_torque", "pd_gravity", "impedance", "energy_swingup"}
     assert CONTROLLERS["lqr"].task_names() == ("balance",)
+    assert CONTROLLERS["energy_swingup"].task_names() == ("swingup",)
+    assert set(controllers_for("swingup")) == {"energy_swingup"}
     assert CONTROLLERS["impedance"].task_names() == ("reach",)
     assert set(controllers_for("reach")) == {"computed_torque", "pd_gravity", "impedance"}
     assert set(controllers_for("balance")) == {"lqr", "computed_torque", "pd_gravity"}

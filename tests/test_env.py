@@ -518,7 +518,7 @@ def test_speeds_are_clipped_to_max_speed():
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"task": "swim"}, r"unknown task 'swim'; valid tasks are \['balance', 'reach'\]"),
+        ({"task": "swim"}, r"unknown task 'swim'; valid tasks are \['balance', 'reach', 'swingup'\]"),
         ({"params": {"m1": -1.0}}, r"ArmParams\.m1 must be > 0"),
         ({"params": {"mass": 1.0}}, r"unknown ArmParams field.*'mass'.*'m1'"),
         ({"params": {"lc1": 2.0}}, r"ArmParams\.lc1"),
@@ -537,7 +537,7 @@ def test_speeds_are_clipped_to_max_speed():
         ({"max_torque": 0.0}, "max_torque"),
         ({"max_torque": (30.0, -1.0)}, "max_torque"),
         ({"max_torque": (30.0, math.inf)}, "max_torque"),
-        ({"max_torque": None}, "max_torque"),
+        ({"max_torque": "strong"}, "max_torque"),
         ({"max_speed": 0.0}, "max_speed"),
         ({"max_speed": math.inf}, "max_speed"),
         ({"render_mode": "ascii"}, r"render_mode must be one of \['human', 'rgb_array'\]"),

@@ -176,7 +176,7 @@ def test_metrics_match_an_independent_single_env_rollout(tmp_path: Path) -> None
     episodes, (r,) = evaluate_policies(["lqr"], cfg, episodes=3)
     env = gym.make("TwoLink-v0", task="balance")
     policy = load_policy("lqr", cfg.env, env).predictor
-    max_torque = np.array(cfg.env.max_torque)
+    max_torque = np.array(cfg.env.resolved_max_torque)
     for i in range(3):
         obs, info = env.reset(options={"state": episodes.states[i]})
         ret, effort, steps, done = 0.0, 0.0, 0, False

@@ -216,7 +216,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(table)
     print(f"total wall time {total:.0f} s")
     print(f"run folder:  {result.run_dir}/ (model.zip, config.yaml, tb/, eval/, checkpoints/)")
-    print(f"comparison:  {out}/ (table.md, learning_curves.png, distributions.png, trajectory.png)")
+    print(
+        f"comparison:  {out}/ (table.md, field_metrics.md, learning_curves.png, distributions.png, trajectory.png)"
+    )
     return 0
 
 

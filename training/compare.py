@@ -26,6 +26,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from twolink_gym.training.config import RunConfig
 from twolink_gym.training.evaluate import (
+    DISTANCE_UNIT,
     EpisodeSet,
     Rollouts,
     evaluate_policies,
@@ -42,7 +43,10 @@ __all__ = [
     "plot_learning_curves",
 ]
 
-_DIST_UNIT = {"reach": "m", "balance": "rad", "swingup": "rad"}
+_DIST_UNIT = DISTANCE_UNIT
+#: Tasks whose distance is plotted on a linear axis (a swing-up's tilt falls from
+#: pi to the band: on a log axis its swings would be squeezed into the top decade).
+_LINEAR_DISTANCE = frozenset({"swingup"})
 
 
 def markdown_table(results: Sequence[Rollouts], task: str) -> str:
@@ -180,7 +184,8 @@ def plot_trajectory(
         for joint in (0, 1):
             axes[1 + joint].plot(ta, a[:, joint], color=f"C{i}", lw=1, alpha=0.85)
     axes[0].axhline(tolerance, color="k", ls="--", lw=0.8, label="tolerance")
-    axes[0].set_yscale("log")
+    if task not in _LINEAR_DISTANCE:
+        axes[0].set_yscale("log")
     axes[0].set(
         xlabel="time [s]",
         ylabel=f"distance [{_DIST_UNIT.get(task, '')}]",

@@ -99,6 +99,15 @@ class EnvConfig:
     normalize_reward: bool = True
     goal_observation: bool = False
 
+    @property
+    def resolved_max_torque(self) -> tuple[float, float]:
+        """``max_torque``, or the task's default limits when it is ``None`` [N·m]."""
+        if self.max_torque is not None:
+            return (float(self.max_torque[0]), float(self.max_torque[1]))
+        from twolink_gym.tasks import TASKS  # the config module itself needs no simulation code
+
+        return TASKS[self.task].default_max_torque
+
     def make_kwargs(self) -> dict[str, Any]:
         """Keyword arguments of ``TwoLinkEnv`` / ``TwoLinkVectorEnv`` (without the episode length)."""
         return {
@@ -106,7 +115,7 @@ class EnvConfig:
             "params": dict(self.params) or None,
             "dt": self.dt,
             "substeps": self.substeps,
-            "max_torque": None if self.max_torque is None else tuple(self.max_torque),
+            "max_torque": self.resolved_max_torque,
             "task_options": dict(self.task_options) or None,
             "actuation": self.actuation,
         }

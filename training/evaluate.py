@@ -60,6 +60,7 @@ from twolink_gym.tasks import Task
 from twolink_gym.vector_env import TwoLinkVectorEnv
 
 __all__ = [
+    "DISTANCE_UNIT",
     "EpisodeSet",
     "Rollouts",
     "draw_episodes",
@@ -74,6 +75,8 @@ Array = NDArray[np.float64]
 
 #: The task option that is each task's distance tolerance (for the settling time).
 _TOLERANCE_OPTION = {"reach": "tolerance", "balance": "success_angle", "swingup": "success_angle"}
+#: The unit of each task's distance (for tables and plots).
+DISTANCE_UNIT = {"reach": "m", "balance": "rad", "swingup": "rad"}
 
 METRICS = (
     "success",

@@ -27,7 +27,13 @@ from typing import Any
 
 import numpy as np
 from twolink_gym.training.config import RunConfig, config_from_dict
-from twolink_gym.training.evaluate import Rollouts, evaluate_policies, format_value, summarize
+from twolink_gym.training.evaluate import (
+    DISTANCE_UNIT,
+    Rollouts,
+    evaluate_policies,
+    format_value,
+    summarize,
+)
 from twolink_gym.training.stats import SeedStatistics, seed_statistics
 
 __all__ = [
@@ -212,7 +218,7 @@ def format_sweep_table(summaries: Sequence[dict[str, Any]]) -> str:
     summaries : sequence of dict
         The ``sweep.json`` contents of each sweep.
     """
-    unit = {"reach": "m", "balance": "rad"}
+    unit = DISTANCE_UNIT
     lines = [
         "| agent | task | seeds | success per seed | mean [95% CI] | worst seed | "
         "final distance median (per seed) | training time per seed |",

@@ -148,6 +148,7 @@ _KERNEL_MODULES = (
     "integrators.py",
     "kernel.py",
     "tasks/base.py",
+    "tasks/balance.py",  # upright_terms and tilt_from_vertical, shared with swing-up
 )
 
 

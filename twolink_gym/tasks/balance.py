@@ -10,9 +10,9 @@ import numpy as np
 
 from twolink_gym._jit import kernel, python_source
 from twolink_gym.params import ArmParams
-from twolink_gym.tasks.base import Array, Task, task_kernel
+from twolink_gym.tasks.base import Array, Task, perturbed_state, task_kernel
 
-__all__ = ["BalanceTask", "balance_kernel", "link_tilts", "tilt_from_vertical"]
+__all__ = ["BalanceTask", "balance_kernel", "link_tilts", "tilt_from_vertical", "upright_terms"]
 
 # the options vector (BalanceTask.option_names, in this order)
 (
@@ -45,6 +45,41 @@ def link_tilts(state: Array) -> tuple[Array, Array]:
     return tilt(state[:, 0]), tilt(state[:, 0] + state[:, 1])
 
 
+@kernel(inline=True)
+def upright_terms(
+    q1: float,
+    q2: float,
+    dq1: float,
+    dq2: float,
+    upright_sigma: float,
+    still_sigma: float,
+    speed_weight: float,
+    success_angle: float,
+    success_speed: float,
+) -> tuple[float, float, float, bool]:
+    """The upright pose's reward factors, distance and success (balance and swing-up).
+
+    Returns
+    -------
+    upright : float
+        ``exp(-(tilt1² + tilt2²) / (2 upright_sigma²))``, in ``(0, 1]``.
+    still : float
+        ``1 - speed_weight · (1 - exp(-|dq|² / (2 still_sigma²)))``, in ``[1 - speed_weight, 1]``.
+    distance : float
+        The larger absolute link tilt from the vertical [rad].
+    success : bool
+        Both tilts within ``success_angle`` and both joint speeds within ``success_speed``.
+    """
+    tilt1 = tilt_from_vertical(q1)
+    tilt2 = tilt_from_vertical(q1 + q2)
+    dist = max(abs(tilt1), abs(tilt2))
+    upright = np.exp(-(tilt1 * tilt1 + tilt2 * tilt2) / (2.0 * (upright_sigma * upright_sigma)))
+    speed2 = dq1 * dq1 + dq2 * dq2
+    still = 1.0 - speed_weight * (1.0 - np.exp(-speed2 / (2.0 * (still_sigma * still_sigma))))
+    success = dist <= success_angle and abs(dq1) <= success_speed and abs(dq2) <= success_speed
+    return upright, still, dist, success
+
+
 @task_kernel
 def balance_kernel(
     arm: Array,
@@ -64,22 +99,21 @@ def balance_kernel(
     extras: Array,
 ) -> tuple[float, bool, bool, float]:
     """The balance task's step: the bounded reward, its factors, fall and success (a task kernel)."""
-    tilt1 = tilt_from_vertical(q1)
-    tilt2 = tilt_from_vertical(q1 + q2)
-    dist = max(abs(tilt1), abs(tilt2))
-    upright_sigma = options[_UPRIGHT_SIGMA]
-    still_sigma = options[_STILL_SIGMA]
-    upright = np.exp(-(tilt1 * tilt1 + tilt2 * tilt2) / (2.0 * (upright_sigma * upright_sigma)))
-    ctrl = 1.0 - 0.5 * options[_CTRL_WEIGHT] * (a1 * a1 + a2 * a2)
-    speed2 = dq1 * dq1 + dq2 * dq2
-    still = 1.0 - options[_SPEED_WEIGHT] * (
-        1.0 - np.exp(-speed2 / (2.0 * (still_sigma * still_sigma)))
+    upright, still, dist, success = upright_terms(
+        q1,
+        q2,
+        dq1,
+        dq2,
+        options[_UPRIGHT_SIGMA],
+        options[_STILL_SIGMA],
+        options[_SPEED_WEIGHT],
+        options[_SUCCESS_ANGLE],
+        options[_SUCCESS_SPEED],
     )
+    ctrl = 1.0 - 0.5 * options[_CTRL_WEIGHT] * (a1 * a1 + a2 * a2)
     terms[0] = upright
     terms[1] = ctrl
     terms[2] = still
-    limit = options[_SUCCESS_SPEED]
-    success = dist <= options[_SUCCESS_ANGLE] and abs(dq1) <= limit and abs(dq2) <= limit
     return upright * ctrl * still, dist > options[_FALL_ANGLE], success, dist
 
 
@@ -159,33 +193,17 @@ class BalanceTask(Task):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in (
-            "fall_angle",
-            "success_angle",
-            "success_speed",
-            "upright_sigma",
-            "still_sigma",
-        ):
-            if not getattr(self, name) > 0:
-                raise ValueError(
-                    f"balance task option {name} must be > 0, got {getattr(self, name)!r}"
-                )
-        for name in ("ctrl_weight", "speed_weight"):
-            if not 0 <= getattr(self, name) <= 1:
-                raise ValueError(
-                    f"balance task option {name} must lie in [0, 1], got {getattr(self, name)!r}"
-                )
-        for name in ("init_angle_noise", "init_speed_noise"):
-            if not getattr(self, name) >= 0:
-                raise ValueError(
-                    f"balance task option {name} must be >= 0, got {getattr(self, name)!r}"
-                )
+        self.check_positive(
+            "fall_angle", "success_angle", "success_speed", "upright_sigma", "still_sigma"
+        )
+        self.check_in_range(("ctrl_weight", "speed_weight"), 0.0, 1.0)
+        self.check_in_range(("init_angle_noise", "init_speed_noise"), 0.0)
 
     def sample_initial_state(self, rng: np.random.Generator, params: ArmParams) -> Array:
         """Upright, uniformly perturbed."""
-        noise = rng.uniform(-1.0, 1.0, size=4)
-        scale = np.array([self.init_angle_noise] * 2 + [self.init_speed_noise] * 2)
-        return np.array([math.pi / 2, 0.0, 0.0, 0.0]) + noise * scale
+        return perturbed_state(
+            rng, (math.pi / 2, 0.0, 0.0, 0.0), self.init_angle_noise, self.init_speed_noise
+        )
 
     def sample_goal(self, rng: np.random.Generator, params: ArmParams) -> Array:
         """Balance has no goal to draw."""

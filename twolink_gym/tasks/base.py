@@ -32,6 +32,7 @@ __all__ = [
     "Task",
     "evaluate_one",
     "evaluation_loop",
+    "perturbed_state",
     "task_kernel",
 ]
 
@@ -158,6 +159,19 @@ def evaluation_loop(task_kernel: Any) -> Any:
     return loop
 
 
+def perturbed_state(
+    rng: np.random.Generator, centre: Any, angle_noise: float, speed_noise: float
+) -> Array:
+    """``centre`` ``[q1, q2, dq1, dq2]`` plus U(±angle_noise) per angle and U(±speed_noise) per speed.
+
+    The episode start of the tasks that begin at an equilibrium (reach and
+    swing-up near hanging, balance near upright); one draw of 4 uniforms from ``rng``.
+    """
+    noise = rng.uniform(-1.0, 1.0, size=4)
+    scale = np.array([angle_noise, angle_noise, speed_noise, speed_noise])
+    return np.asarray(centre, dtype=np.float64) + noise * scale
+
+
 @dataclasses.dataclass(frozen=True)
 class Evaluation:
     """A task's verdict on a batch of states (all leading axis ``n``).
@@ -262,6 +276,21 @@ class Task(abc.ABC):
                         f"{self.name} task option {field.name} must be a finite number, got {value!r}"
                     )
                 object.__setattr__(self, field.name, float(value))
+
+    def check_positive(self, *names: str) -> None:
+        """Raise ``ValueError`` naming the task and the option unless each option is ``> 0``."""
+        for name in names:
+            value = getattr(self, name)
+            if not value > 0:
+                raise ValueError(f"{self.name} task option {name} must be > 0, got {value!r}")
+
+    def check_in_range(self, names: tuple[str, ...], low: float, high: float = math.inf) -> None:
+        """Raise ``ValueError`` naming the task and the option unless each lies in ``[low, high]``."""
+        for name in names:
+            value = getattr(self, name)
+            if not low <= value <= high:
+                text = f">= {low:g}" if high == math.inf else f"lie in [{low:g}, {high:g}]"
+                raise ValueError(f"{self.name} task option {name} must {text}, got {value!r}")
 
     # -- episodes --------------------------------------------------------
     @abc.abstractmethod

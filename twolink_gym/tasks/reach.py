@@ -12,7 +12,7 @@ import numpy as np
 from twolink_gym._jit import kernel
 from twolink_gym.dynamics import L1, L2
 from twolink_gym.params import ArmParams
-from twolink_gym.tasks.base import Array, Task, task_kernel
+from twolink_gym.tasks.base import Array, Task, perturbed_state, task_kernel
 
 __all__ = ["ReachTask", "reach_kernel", "reach_reward"]
 
@@ -191,22 +191,11 @@ class ReachTask(Task):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("tolerance", "success_speed", "near_sigma"):
-            if not getattr(self, name) > 0:
-                raise ValueError(
-                    f"reach task option {name} must be > 0, got {getattr(self, name)!r}"
-                )
-        for name in (
-            "near_weight",
-            "ctrl_weight",
-            "speed_weight",
-            "init_angle_noise",
-            "init_speed_noise",
-        ):
-            if not getattr(self, name) >= 0:
-                raise ValueError(
-                    f"reach task option {name} must be >= 0, got {getattr(self, name)!r}"
-                )
+        self.check_positive("tolerance", "success_speed", "near_sigma")
+        self.check_in_range(
+            ("near_weight", "ctrl_weight", "speed_weight", "init_angle_noise", "init_speed_noise"),
+            0.0,
+        )
         if not 0.0 <= self.min_target_radius_frac < self.max_target_radius_frac <= 1.0:
             raise ValueError(
                 "reach task options must satisfy 0 <= min_target_radius_frac < "
@@ -217,9 +206,9 @@ class ReachTask(Task):
     # -- episodes --------------------------------------------------------
     def sample_initial_state(self, rng: np.random.Generator, params: ArmParams) -> Array:
         """Near hanging down, uniformly perturbed."""
-        noise = rng.uniform(-1.0, 1.0, size=4)
-        scale = np.array([self.init_angle_noise] * 2 + [self.init_speed_noise] * 2)
-        return np.array([-math.pi / 2, 0.0, 0.0, 0.0]) + noise * scale
+        return perturbed_state(
+            rng, (-math.pi / 2, 0.0, 0.0, 0.0), self.init_angle_noise, self.init_speed_noise
+        )
 
     def target_radii(self, params: ArmParams) -> tuple[float, float]:
         """The range ``(r_min, r_max)`` [m] of target distances from the base."""

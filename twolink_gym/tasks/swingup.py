@@ -9,8 +9,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from twolink_gym.params import ArmParams
-from twolink_gym.tasks.balance import tilt_from_vertical
-from twolink_gym.tasks.base import Array, Task, task_kernel
+from twolink_gym.tasks.balance import upright_terms
+from twolink_gym.tasks.base import Array, Task, perturbed_state, task_kernel
 
 __all__ = ["HANGING", "SWINGUP_MAX_TORQUE", "SwingupTask", "swingup_kernel"]
 
@@ -53,26 +53,25 @@ def swingup_kernel(
 
     Never terminates: a swing-up passes through every pose.
     """
-    tilt1 = tilt_from_vertical(q1)
-    tilt2 = tilt_from_vertical(q1 + q2)
-    dist = max(abs(tilt1), abs(tilt2))
+    upright, still, dist, success = upright_terms(
+        q1,
+        q2,
+        dq1,
+        dq2,
+        options[_UPRIGHT_SIGMA],
+        options[_STILL_SIGMA],
+        options[_SPEED_WEIGHT],
+        options[_SUCCESS_ANGLE],
+        options[_SUCCESS_SPEED],
+    )
     # cos(tilt) = sin(absolute angle); (1 + sin)/2 is 1 upright, 1/2 level, 0 hanging
     height = 0.25 * (1.0 + s1) * (1.0 + s12)
-    sigma = options[_UPRIGHT_SIGMA]
-    upright = np.exp(-(tilt1 * tilt1 + tilt2 * tilt2) / (2.0 * (sigma * sigma)))
-    still_sigma = options[_STILL_SIGMA]
-    speed2 = dq1 * dq1 + dq2 * dq2
-    still = 1.0 - options[_SPEED_WEIGHT] * (
-        1.0 - np.exp(-speed2 / (2.0 * (still_sigma * still_sigma)))
-    )
     ctrl = 1.0 - 0.5 * options[_CTRL_WEIGHT] * (a1 * a1 + a2 * a2)
     w = options[_HEIGHT_WEIGHT]
     terms[0] = height
     terms[1] = upright
     terms[2] = still
     terms[3] = ctrl
-    limit = options[_SUCCESS_SPEED]
-    success = dist <= options[_SUCCESS_ANGLE] and abs(dq1) <= limit and abs(dq2) <= limit
     return ctrl * (w * height + (1.0 - w) * upright * still), False, success, dist
 
 
@@ -161,27 +160,13 @@ class SwingupTask(Task):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("success_angle", "success_speed", "upright_sigma", "still_sigma"):
-            if not getattr(self, name) > 0:
-                raise ValueError(
-                    f"swingup task option {name} must be > 0, got {getattr(self, name)!r}"
-                )
-        for name in ("height_weight", "ctrl_weight", "speed_weight"):
-            if not 0 <= getattr(self, name) <= 1:
-                raise ValueError(
-                    f"swingup task option {name} must lie in [0, 1], got {getattr(self, name)!r}"
-                )
-        for name in ("init_angle_noise", "init_speed_noise"):
-            if not getattr(self, name) >= 0:
-                raise ValueError(
-                    f"swingup task option {name} must be >= 0, got {getattr(self, name)!r}"
-                )
+        self.check_positive("success_angle", "success_speed", "upright_sigma", "still_sigma")
+        self.check_in_range(("height_weight", "ctrl_weight", "speed_weight"), 0.0, 1.0)
+        self.check_in_range(("init_angle_noise", "init_speed_noise"), 0.0)
 
     def sample_initial_state(self, rng: np.random.Generator, params: ArmParams) -> Array:
         """Hanging, uniformly perturbed."""
-        noise = rng.uniform(-1.0, 1.0, size=4)
-        scale = np.array([self.init_angle_noise] * 2 + [self.init_speed_noise] * 2)
-        return np.array(HANGING) + noise * scale
+        return perturbed_state(rng, HANGING, self.init_angle_noise, self.init_speed_noise)
 
     def sample_goal(self, rng: np.random.Generator, params: ArmParams) -> Array:
         """Swing-up has no goal to draw."""
