@@ -18,8 +18,13 @@ SHIPPED = {
     "balance_sac": ("balance", "sac", 0.95),
     "reach_ppo": ("reach", "ppo", 0.90),
     "reach_sac": ("reach", "sac", 0.90),
+    "swingup_ppo": ("swingup", "ppo", 0.90),
 }
-CONFIGS = {"balance": "configs/balance_ppo.yaml", "reach": "configs/reach_ppo.yaml"}
+CONFIGS = {
+    "balance": "configs/balance_ppo.yaml",
+    "reach": "configs/reach_ppo.yaml",
+    "swingup": "configs/swingup_ppo.yaml",
+}
 # episodes neither the training runs (seed + 10_000 ...) nor the README's fixed set
 # (1_000_000 ...) used
 SEED = 7_000_000

@@ -75,7 +75,7 @@ def field_metrics_table(results: Sequence[Rollouts]) -> str:
     """The field's criteria (RealAIGym's), one row per policy (means over episodes)."""
     header = (
         "| policy | success | arrived | arrival time median [s] | peak torque max [N·m] "
-        "| ∫Σ|τ|dt mean [N·m·s] | ∫τ²dt mean [N²m²s] | work ∫|τ·dq|dt mean [J] "
+        "| ∫Σ\\|τ\\|dt mean [N·m·s] | ∫τ²dt mean [N²m²s] | work ∫\\|τ·dq\\|dt mean [J] "
         "| smoothness std(Δτ) mean [N·m] |"
     )
     lines = [header, "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
