@@ -66,7 +66,13 @@ def reach_env():
 
 # -- the name map -------------------------------------------------------------
 def test_controllers_map_names_to_classes_and_tasks():
-    assert set(CONTROLLERS) == {"lqr", "computed_torque", "pd_gravity", "impedance", "energy_swingup"}
+    assert set(CONTROLLERS) == {
+        "lqr",
+        "computed_torque",
+        "pd_gravity",
+        "impedance",
+        "energy_swingup",
+    }
     assert CONTROLLERS["lqr"].task_names() == ("balance",)
     assert CONTROLLERS["energy_swingup"].task_names() == ("swingup",)
     assert set(controllers_for("swingup")) == {"energy_swingup"}

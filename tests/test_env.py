@@ -518,7 +518,10 @@ def test_speeds_are_clipped_to_max_speed():
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"task": "swim"}, r"unknown task 'swim'; valid tasks are \['balance', 'reach', 'swingup'\]"),
+        (
+            {"task": "swim"},
+            r"unknown task 'swim'; valid tasks are \['balance', 'reach', 'swingup'\]",
+        ),
         ({"params": {"m1": -1.0}}, r"ArmParams\.m1 must be > 0"),
         ({"params": {"mass": 1.0}}, r"unknown ArmParams field.*'mass'.*'m1'"),
         ({"params": {"lc1": 2.0}}, r"ArmParams\.lc1"),
