@@ -66,6 +66,11 @@ def test_success_is_the_balance_tasks_success():
     assert 0.1 < swing.success.mean() < 0.9  # both outcomes are exercised
     np.testing.assert_array_equal(swing.success, balance.success)
     np.testing.assert_array_equal(swing.distance, balance.distance)
+    # and the condition itself, from the link angles' tilts computed here
+    tilts = np.abs(np.angle(np.exp(1j * (np.cumsum(x[:, :2], axis=1) - np.pi / 2))))
+    expected = (tilts.max(axis=1) <= 0.1) & np.all(np.abs(x[:, 2:]) <= 0.5, axis=1)
+    np.testing.assert_array_equal(swing.success, expected)
+    np.testing.assert_allclose(swing.distance, tilts.max(axis=1), rtol=0, atol=1e-12)
 
 
 def test_episodes_start_near_hanging_and_last_15_s():
@@ -80,10 +85,15 @@ def test_episodes_start_near_hanging_and_last_15_s():
 
 
 @pytest.mark.parametrize(
-    "option, value", [("success_angle", 0.0), ("height_weight", 1.5), ("init_speed_noise", -1.0)]
+    "option, value, rule",
+    [
+        ("success_angle", 0.0, r"must be > 0"),
+        ("height_weight", 1.5, r"must lie in \[0, 1\]"),
+        ("init_speed_noise", -1.0, r"must be >= 0"),
+    ],
 )
-def test_bad_task_options_are_named(option, value):
-    with pytest.raises(ValueError, match=f"swingup task option {option}"):
+def test_bad_task_options_are_named(option, value, rule):
+    with pytest.raises(ValueError, match=f"swingup task option {option} {rule}, got"):
         make_task("swingup", {option: value})
 
 

@@ -43,7 +43,6 @@ __all__ = [
     "plot_learning_curves",
 ]
 
-_DIST_UNIT = DISTANCE_UNIT
 #: Tasks whose distance is plotted on a linear axis (a swing-up's tilt falls from
 #: pi to the band: on a log axis its swings would be squeezed into the top decade).
 _LINEAR_DISTANCE = frozenset({"swingup"})
@@ -51,7 +50,7 @@ _LINEAR_DISTANCE = frozenset({"swingup"})
 
 def markdown_table(results: Sequence[Rollouts], task: str) -> str:
     """The comparison table, one row per policy."""
-    unit = _DIST_UNIT.get(task, "")
+    unit = DISTANCE_UNIT.get(task, "")
     header = (
         "| policy | success | return (mean ± std) | final distance median / p90 "
         f"[{unit}] | settled | settle time median [s] | effort ∫τ²dt [N²m²s] |"
@@ -147,7 +146,10 @@ def plot_distributions(
     labels = [r.label for r in results]
     fig, axes = plt.subplots(1, 3, figsize=(14, 4))
     panels = [
-        ("final distance [" + _DIST_UNIT.get(task, "") + "]", [r.final_distance for r in results]),
+        (
+            "final distance [" + DISTANCE_UNIT.get(task, "") + "]",
+            [r.final_distance for r in results],
+        ),
         ("episode return", [r.returns for r in results]),
         ("effort ∫τ²dt [N²m²s]", [r.effort for r in results]),
     ]
@@ -188,7 +190,7 @@ def plot_trajectory(
         axes[0].set_yscale("log")
     axes[0].set(
         xlabel="time [s]",
-        ylabel=f"distance [{_DIST_UNIT.get(task, '')}]",
+        ylabel=f"distance [{DISTANCE_UNIT.get(task, '')}]",
         title=f"episode {episode}: distance to goal",
     )
     for joint, name in ((0, "base (joint 1)"), (1, "elbow (joint 2)")):

@@ -42,6 +42,7 @@ __all__ = [
     "Simulation",
     "SimulationProperties",
     "StepBuffers",
+    "check_actuation",
     "decode_observation",
     "encode_state",
 ]
@@ -54,6 +55,21 @@ STATE_OBS_NAMES = ("cos_q1", "sin_q1", "cos_q2", "sin_q2", "dq1", "dq2")
 #: The actuated joints of each actuation (the one map from actuation names):
 #: both joints, the elbow only (an acrobot) or the shoulder only (a pendubot).
 ACTUATIONS: dict[str, tuple[int, ...]] = {"full": (0, 1), "acrobot": (1,), "pendubot": (0,)}
+
+
+def check_actuation(actuation: object) -> str:
+    """``actuation`` if it is a key of :data:`ACTUATIONS`.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument and the allowed values.
+    """
+    if not isinstance(actuation, str) or actuation not in ACTUATIONS:
+        raise ValueError(f"actuation must be one of {sorted(ACTUATIONS)}, got {actuation!r}")
+    return actuation
+
+
 #: Default joint speed limit [rad/s] (3 revolutions per second).
 DEFAULT_MAX_SPEED = 6 * math.pi
 
@@ -212,9 +228,7 @@ class Simulation:
         if isinstance(max_torque, bool) or not np.all(np.isfinite(torque) & (torque > 0)):
             raise ValueError(message)
         speed = positive_number(max_speed, "max_speed")
-        if not isinstance(actuation, str) or actuation not in ACTUATIONS:
-            raise ValueError(f"actuation must be one of {sorted(ACTUATIONS)}, got {actuation!r}")
-        return cls(arm, the_task, dt, substeps, torque, speed, actuation)
+        return cls(arm, the_task, dt, substeps, torque, speed, check_actuation(actuation))
 
     # -- spaces ----------------------------------------------------------
     @property

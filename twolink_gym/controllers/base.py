@@ -24,6 +24,7 @@ from twolink_gym.simulation import (
     ACTUATIONS,
     DecodedObservation,
     Simulation,
+    check_actuation,
     decode_observation,
 )
 from twolink_gym.tasks import Task, make_task
@@ -201,9 +202,7 @@ class Controller(abc.ABC):
         ValueError
             Naming the argument, the controller and the actuations it drives.
         """
-        if not isinstance(actuation, str) or actuation not in ACTUATIONS:
-            raise ValueError(f"actuation must be one of {sorted(ACTUATIONS)}, got {actuation!r}")
-        if actuation not in cls.actuations:
+        if check_actuation(actuation) not in cls.actuations:
             raise ValueError(
                 f"{cls.__name__} cannot drive actuation {actuation!r}: it drives "
                 f"actuation {list(cls.actuations)}"

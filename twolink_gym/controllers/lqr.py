@@ -55,6 +55,7 @@ __all__ = [
     "LQRController",
     "LQRDesign",
     "design_lqr",
+    "design_upright_lqr",
     "discrete_lqr",
     "discretize",
 ]
@@ -277,6 +278,37 @@ def design_lqr(
     )
 
 
+def design_upright_lqr(
+    params: ArmParams,
+    dt: float,
+    max_torque: Array,
+    actuated: tuple[int, ...] = (0, 1),
+    Q: ArrayLike | None = None,
+    R: ArrayLike | None = None,
+) -> LQRDesign:
+    """The LQR about the upright with the default weights of :class:`LQRController`.
+
+    ``Q`` defaults to :data:`DEFAULT_Q_DIAG`, ``R`` to ``diag(1/max_torque²)`` of
+    the ``actuated`` joints (the identity on the normalised action); the balance
+    controller and the swing-up's catch both use it.
+
+    Parameters
+    ----------
+    params : ArmParams
+    dt : float
+        Control period [s].
+    max_torque : ndarray, shape (2,)
+        Torque limits [N·m].
+    actuated : tuple of int
+        The joints with a motor.
+    Q, R : array_like, optional
+        Weights overriding the defaults (see :func:`design_lqr`).
+    """
+    q = DEFAULT_Q_DIAG if Q is None else Q
+    r = 1.0 / max_torque[list(actuated)] ** 2 if R is None else R
+    return design_lqr(params, dt, q, r, actuated=actuated)
+
+
 class LQRController(Controller):
     """Discrete-time LQR that balances the arm upright: ``tau = -K dx``.
 
@@ -321,9 +353,9 @@ class LQRController(Controller):
         R: ArrayLike | None = None,
     ) -> None:
         super().__init__(task, params, dt, max_torque, actuation)
-        q = DEFAULT_Q_DIAG if Q is None else Q
-        r = 1.0 / self.max_torque[list(self.actuated)] ** 2 if R is None else R
-        self.design = design_lqr(self.params, self.dt, q, r, actuated=self.actuated)
+        self.design = design_upright_lqr(
+            self.params, self.dt, self.max_torque, self.actuated, Q=Q, R=R
+        )
 
     def _torque(
         self, decoded: DecodedObservation, state: Any, episode_start: NDArray[np.bool_]

@@ -43,7 +43,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from twolink_gym._arrays import positive_number
 from twolink_gym.controllers.base import UPRIGHT, Array, Controller, gain_vector
-from twolink_gym.controllers.lqr import DEFAULT_Q_DIAG, design_lqr
+from twolink_gym.controllers.lqr import design_upright_lqr
 from twolink_gym.dynamics import gravity_torque, potential_energy, total_energy
 from twolink_gym.kinematics import wrap_angle
 from twolink_gym.params import ArmParams
@@ -114,9 +114,7 @@ class EnergySwingupController(Controller):
         self.speed_scale = positive_number(speed_scale, "speed_scale")
         self.elbow_gains = gain_vector([elbow_stiffness, elbow_damping], "elbow gains")
         self.catch_level = positive_number(catch_level, "catch_level")
-        q = DEFAULT_Q_DIAG if Q is None else Q
-        r = 1.0 / self.max_torque**2 if R is None else R
-        self.design = design_lqr(self.params, self.dt, q, r)
+        self.design = design_upright_lqr(self.params, self.dt, self.max_torque, Q=Q, R=R)
         self.target_energy = float(potential_energy(self.params, UPRIGHT[:2]))
 
     def in_catch_region(self, state: ArrayLike) -> NDArray[np.bool_]:

@@ -289,7 +289,7 @@ class Task(abc.ABC):
         for name in names:
             value = getattr(self, name)
             if not low <= value <= high:
-                text = f">= {low:g}" if high == math.inf else f"lie in [{low:g}, {high:g}]"
+                text = f"be >= {low:g}" if high == math.inf else f"lie in [{low:g}, {high:g}]"
                 raise ValueError(f"{self.name} task option {name} must {text}, got {value!r}")
 
     # -- episodes --------------------------------------------------------
