@@ -55,7 +55,7 @@ __all__ = ["SWINGUP_CATCH_LEVEL", "EnergySwingupController"]
 #: Default catch level ``c`` of the LQR's ``dxᵀ P dx`` under the swing-up task's
 #: default torque limits (8, 4) N·m: the level-set estimate of the LQR's region
 #: of attraction there, 54.9 (every state with a smaller cost on 108 rays was
-#: balanced; ``benchmarks/bench_controllers.py``), rounded down.
+#: balanced; ``python benchmarks/swingup_lqr_roa.py``), rounded down.
 SWINGUP_CATCH_LEVEL = 50.0
 
 
