@@ -127,6 +127,43 @@ def test_task_default_torque_limits_and_overrides():
     assert TwoLinkEnv(task="swingup", max_torque=(5, 3)).max_torque.tolist() == [5.0, 3.0]
 
 
+@pytest.mark.parametrize("actuation", ["acrobot", "pendubot"])
+def test_underactuated_swingup_defaults_to_the_arms_ordinary_motors(actuation):
+    """(30, 10) N·m for the acrobot and the pendubot, everywhere the default is read."""
+    from twolink_gym.training.config import EnvConfig
+
+    assert TwoLinkEnv(task="swingup", actuation=actuation).max_torque.tolist() == [30.0, 10.0]
+    venv = TwoLinkVectorEnv(2, task="swingup", actuation=actuation)
+    assert venv.max_torque.tolist() == [30.0, 10.0]
+    assert CONTROLLERS["lqr"]("balance", actuation=actuation).max_torque.tolist() == [30.0, 10.0]
+    cfg = EnvConfig(task="swingup", actuation=actuation)
+    assert cfg.resolved_max_torque == (30.0, 10.0)
+    assert EnvConfig(task="swingup").resolved_max_torque == (8.0, 4.0)
+    assert SwingupTask.default_max_torque_for("full") == (8.0, 4.0)
+    assert BalanceTask.default_max_torque_for(actuation) == (30.0, 10.0)
+
+
+def test_an_underactuated_arm_cannot_hold_its_passive_link_off_vertical():
+    """Whatever the motor's limit: holding a pose needs the passive joint's gravity torque = 0.
+
+    The acrobot (no shoulder torque) can hold link 1 level (q1 = 0) only if
+    G1 = g1 + g2 cos q2 = 0, impossible as g1 > g2; the pendubot (no elbow
+    torque) can hold link 2 only vertical (G2 = g2 cos(q1 + q2) = 0). A scan of
+    the package's gravity_torque agrees.
+    """
+    params = ArmParams()
+    g1 = (params.m1 * params.lc1 + params.m2 * params.l1) * params.gravity
+    g2 = params.m2 * params.lc2 * params.gravity
+    q2 = np.linspace(-np.pi, np.pi, 100001)
+    level = gravity_torque(params, np.column_stack([np.zeros_like(q2), q2]))
+    assert np.min(np.abs(level[:, 0])) == pytest.approx(g1 - g2, abs=1e-6)
+    assert g1 - g2 > 9.0
+    # link 2 level (absolute angle 0) from any link-1 pose: |G2| = g2
+    q1 = np.linspace(-np.pi, np.pi, 1001)
+    g = gravity_torque(params, np.column_stack([q1, -q1]))
+    np.testing.assert_allclose(np.abs(g[:, 1]), g2, rtol=1e-12)
+
+
 @pytest.mark.parametrize(
     "env_id, actuation, size",
     [

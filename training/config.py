@@ -58,8 +58,9 @@ class EnvConfig:
         :class:`~twolink_gym.params.ArmParams` fields to override (SI units).
     max_torque : list of float or None
         Torque at action ±1 for each joint [N·m]; ``None`` (the default, or
-        omitted): the task's default limits (``[30, 10]`` for reach and
-        balance, ``[8, 4]`` for swing-up).
+        omitted): the task's default limits for the actuation (``[30, 10]``
+        for reach and balance, ``[8, 4]`` for the full arm's swing-up,
+        ``[30, 10]`` for the acrobot's and the pendubot's).
     dt : float
         Control period [s].
     substeps : int
@@ -101,12 +102,12 @@ class EnvConfig:
 
     @property
     def resolved_max_torque(self) -> tuple[float, float]:
-        """``max_torque``, or the task's default limits when it is ``None`` [N·m]."""
+        """``max_torque``, or the task's default limits for the actuation when it is ``None`` [N·m]."""
         if self.max_torque is not None:
             return (float(self.max_torque[0]), float(self.max_torque[1]))
         from twolink_gym.tasks import TASKS  # the config module itself needs no simulation code
 
-        return TASKS[self.task].default_max_torque
+        return TASKS[self.task].default_max_torque_for(self.actuation)
 
     def make_kwargs(self) -> dict[str, Any]:
         """Keyword arguments of ``TwoLinkEnv`` / ``TwoLinkVectorEnv`` (without the episode length)."""

@@ -43,8 +43,9 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         RK4 sub-steps per control period (default 2, i.e. 10 ms sub-steps).
     max_torque : float or pair of floats, optional
         Joint torques at action ±1 [N·m]; default: the task's
-        ``default_max_torque`` (``(30, 10)`` for reach and balance, ``(8, 4)``
-        for swing-up).
+        default for the actuation (``(30, 10)`` for reach and balance, ``(8, 4)``
+        for the full arm's swing-up, ``(30, 10)`` for the acrobot's and the
+        pendubot's).
     max_speed : float
         Joint speed limit [rad/s]; speeds are clipped to ±max_speed after every
         control step (default 6π).

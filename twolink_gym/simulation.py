@@ -207,7 +207,8 @@ class Simulation:
     ) -> Simulation:
         """Validate the environment's keyword arguments and build the simulation.
 
-        ``max_torque=None`` takes the task's :attr:`~twolink_gym.tasks.Task.default_max_torque`.
+        ``max_torque=None`` takes the task's default for the actuation,
+        :meth:`~twolink_gym.tasks.Task.default_max_torque_for`.
 
         Raises
         ------
@@ -218,8 +219,9 @@ class Simulation:
         the_task = make_task(task, task_options)
         dt = positive_number(dt, "dt")
         substeps = positive_integer(substeps, "substeps")
+        actuation = check_actuation(actuation)
         if max_torque is None:
-            max_torque = the_task.default_max_torque
+            max_torque = the_task.default_max_torque_for(actuation)
         message = f"max_torque must be a number or a pair of numbers > 0 (N·m), got {max_torque!r}"
         try:
             torque = np.broadcast_to(np.asarray(max_torque, dtype=np.float64), (2,)).copy()
@@ -228,7 +230,7 @@ class Simulation:
         if isinstance(max_torque, bool) or not np.all(np.isfinite(torque) & (torque > 0)):
             raise ValueError(message)
         speed = positive_number(max_speed, "max_speed")
-        return cls(arm, the_task, dt, substeps, torque, speed, check_actuation(actuation))
+        return cls(arm, the_task, dt, substeps, torque, speed, actuation)
 
     # -- spaces ----------------------------------------------------------
     @property

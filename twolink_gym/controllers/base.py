@@ -146,7 +146,7 @@ class Controller(abc.ABC):
         Control period [s] (the env's ``dt``).
     max_torque : float or pair of floats, optional
         Torques at action ±1 [N·m] (the env's ``max_torque``); default: the
-        task's ``default_max_torque``.
+        task's default for the actuation (``Task.default_max_torque_for``).
     actuation : {"full", "acrobot", "pendubot"}
         The arm's motors (the env's ``actuation``); one of :attr:`actuations`.
         An underactuated arm's action has one entry.
@@ -181,15 +181,15 @@ class Controller(abc.ABC):
         self.task: Task = the_task
         self.params = ArmParams.coerce(params)
         self.dt = positive_number(dt, "dt")
+        self.actuation = self.check_actuation(actuation)
         if max_torque is None:
-            max_torque = the_task.default_max_torque
+            max_torque = the_task.default_max_torque_for(self.actuation)
         torque = np.asarray(max_torque, dtype=np.float64)
         if torque.shape not in ((), (2,)) or not np.all(np.isfinite(torque) & (torque > 0)):
             raise ValueError(
                 f"max_torque must be a number or a pair of numbers > 0, got {max_torque!r}"
             )
         self.max_torque = np.broadcast_to(torque, (2,)).copy()
-        self.actuation = self.check_actuation(actuation)
         #: The joints with a motor, in action order (0: shoulder, 1: elbow).
         self.actuated: tuple[int, ...] = ACTUATIONS[self.actuation]
 

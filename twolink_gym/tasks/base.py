@@ -6,7 +6,8 @@ import abc
 import dataclasses
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import numpy as np
@@ -223,7 +224,12 @@ class Task(abc.ABC):
         Default episode length [s]; the env turns it into ``max_episode_steps``.
     default_max_torque : tuple of 2 floats
         The torque limits [N·m] an env of this task gets when made without
-        ``max_torque`` (:data:`DEFAULT_MAX_TORQUE` unless the task sets its own).
+        ``max_torque`` (:data:`DEFAULT_MAX_TORQUE` unless the task sets its own),
+        for the full arm; read them through :meth:`default_max_torque_for`.
+    actuation_max_torque : mapping of str to tuple of 2 floats
+        Default limits [N·m] of the actuations (keys of
+        :data:`~twolink_gym.simulation.ACTUATIONS`) whose default differs from
+        ``default_max_torque`` (empty unless the task sets it).
     goal_size : int
         Length of the goal vector.
     extras_size : int
@@ -241,11 +247,34 @@ class Task(abc.ABC):
     name: ClassVar[str]
     episode_seconds: ClassVar[float]
     default_max_torque: ClassVar[tuple[float, float]] = DEFAULT_MAX_TORQUE
+    actuation_max_torque: ClassVar[Mapping[str, tuple[float, float]]] = MappingProxyType({})
     goal_size: ClassVar[int]
     extras_size: ClassVar[int]
     term_names: ClassVar[tuple[str, ...]]
     option_names: ClassVar[tuple[str, ...]]
     kernel: ClassVar[Any]
+
+    @classmethod
+    def default_max_torque_for(cls, actuation: str = "full") -> tuple[float, float]:
+        """The torque limits [N·m] an env of this task and ``actuation`` gets by default.
+
+        The one place that maps (task, actuation) to the default limits: the
+        envs, the controllers and the training config call it when
+        ``max_torque`` is ``None``.
+
+        Parameters
+        ----------
+        actuation : str
+            A key of :data:`~twolink_gym.simulation.ACTUATIONS` (checked by the caller).
+
+        Returns
+        -------
+        tuple of 2 floats
+            ``actuation_max_torque[actuation]`` if the task sets it, else
+            ``default_max_torque``; for an underactuated arm only the motor
+            joint's entry is used.
+        """
+        return cls.actuation_max_torque.get(actuation, cls.default_max_torque)
 
     def __post_init__(self) -> None:
         """Check each option against its declared type (subclasses call this first).

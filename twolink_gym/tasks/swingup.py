@@ -4,20 +4,32 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import numpy as np
 
 from twolink_gym.params import ArmParams
 from twolink_gym.tasks.balance import upright_terms
-from twolink_gym.tasks.base import Array, Task, perturbed_state, task_kernel
+from twolink_gym.tasks.base import DEFAULT_MAX_TORQUE, Array, Task, perturbed_state, task_kernel
 
-__all__ = ["HANGING", "SWINGUP_MAX_TORQUE", "SwingupTask", "swingup_kernel"]
+__all__ = [
+    "HANGING",
+    "SWINGUP_MAX_TORQUE",
+    "SWINGUP_UNDERACTUATED_MAX_TORQUE",
+    "SwingupTask",
+    "swingup_kernel",
+]
 
 #: The hanging equilibrium ``[q1, q2, dq1, dq2]`` the episodes start near.
 HANGING = (-math.pi / 2, 0.0, 0.0, 0.0)
-#: The swing-up task's default torque limits [N·m] (see :class:`SwingupTask`).
+#: The swing-up task's default torque limits [N·m] for the full arm (see :class:`SwingupTask`).
 SWINGUP_MAX_TORQUE = (8.0, 4.0)
+#: Its default limits [N·m] for the acrobot and the pendubot: the arm's ordinary
+#: motors (:data:`~twolink_gym.tasks.base.DEFAULT_MAX_TORQUE`), of which each
+#: uses one (see :class:`SwingupTask`).
+SWINGUP_UNDERACTUATED_MAX_TORQUE = DEFAULT_MAX_TORQUE
 
 # the options vector (SwingupTask.option_names, in this order)
 (
@@ -109,6 +121,16 @@ class SwingupTask(Task):
     where ``g1 = (m1 lc1 + m2 l1) g`` and ``g2 = m2 lc2 g``: 14.715 − 4 = 10.7 N·m
     for the default arm, above the 8 N·m available. See the README.
 
+    The acrobot and the pendubot keep the arm's ordinary motors
+    (:data:`SWINGUP_UNDERACTUATED_MAX_TORQUE`, (30, 10) N·m: 10 N·m at the
+    acrobot's elbow, 30 N·m at the pendubot's shoulder). Whatever its one
+    motor's limit, an underactuated arm cannot be lifted quasi-statically (its
+    passive joint cannot be held), so it must pump energy anyway; under these
+    limits the upright LQR's region of attraction is large enough to catch the
+    arm (README, *Swing-up: energy control and the catch*).
+    :meth:`~twolink_gym.tasks.base.Task.default_max_torque_for` maps the
+    actuation to these defaults.
+
     Parameters
     ----------
     success_angle : float
@@ -129,6 +151,12 @@ class SwingupTask(Task):
     name: ClassVar[str] = "swingup"
     episode_seconds: ClassVar[float] = 15.0
     default_max_torque: ClassVar[tuple[float, float]] = SWINGUP_MAX_TORQUE
+    actuation_max_torque: ClassVar[Mapping[str, tuple[float, float]]] = MappingProxyType(
+        {
+            "acrobot": SWINGUP_UNDERACTUATED_MAX_TORQUE,
+            "pendubot": SWINGUP_UNDERACTUATED_MAX_TORQUE,
+        }
+    )
     goal_size: ClassVar[int] = 0
     extras_size: ClassVar[int] = 0
     term_names: ClassVar[tuple[str, ...]] = (
