@@ -20,7 +20,10 @@ import concurrent.futures
 import dataclasses
 import json
 import multiprocessing
+import os
 import re
+import signal
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -85,10 +88,25 @@ def sweep_dir(cfg: RunConfig) -> Path:
     return Path(cfg.train.output_dir) / f"{group}_sweep"
 
 
+#: In a worker process: set by the sweep when it is interrupted (see :func:`_train_all`).
+_STOP: Any = None
+
+
+def _init_worker(stop: Any) -> None:
+    """Worker initialiser: keep the sweep's stop event."""
+    global _STOP
+    _STOP = stop
+
+
 def _train_one(data: dict[str, Any], source: str, overwrite: bool) -> tuple[int, float]:
-    """Worker: train one seed's config (a fresh process; returns timesteps and wall time)."""
+    """Worker: train one seed's config (a fresh process; returns timesteps and wall time).
+
+    A seed handed to the worker after the sweep was interrupted is not started.
+    """
     from twolink_gym.training.train import train
 
+    if _STOP is not None and _STOP.is_set():
+        return 0, 0.0
     result = train(config_from_dict(data, source), overwrite=overwrite)
     return result.timesteps, result.wall_time_s
 
@@ -109,6 +127,55 @@ class SweepResult:
 def _train_summary(run_dir: Path) -> dict[str, Any]:
     path = run_dir / "train_summary.json"
     return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _interrupt_workers(signum: int, frame: Any) -> None:
+    """SIGTERM on a sweep: interrupt every worker as Ctrl-C would (each saves its run), then stop.
+
+    Ctrl-C in a terminal reaches the workers by itself (they share the
+    terminal's process group); a SIGTERM sent to the sweep alone does not, and
+    would otherwise leave them training after the sweep has gone.
+    """
+    if _STOP is not None:
+        _STOP.set()
+    for child in multiprocessing.active_children():
+        if child.pid is not None:
+            os.kill(child.pid, signal.SIGINT)
+    raise KeyboardInterrupt
+
+
+def _train_all(configs: Sequence[RunConfig], workers: int, overwrite: bool) -> None:
+    """Train every config in at most ``workers`` processes; an interruption stops them all.
+
+    On Ctrl-C or SIGTERM the running workers save their current model (as
+    ``twolink train`` does on Ctrl-C, so ``--resume`` continues them), seeds
+    not started yet are dropped, and ``KeyboardInterrupt`` is raised once every
+    worker has exited.
+    """
+    global _STOP
+    context = multiprocessing.get_context("spawn")  # torch and forked threads do not mix
+    _STOP = context.Event()
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _interrupt_workers) if in_main_thread else None
+    try:
+        with concurrent.futures.ProcessPoolExecutor(
+            workers, mp_context=context, initializer=_init_worker, initargs=(_STOP,)
+        ) as pool:
+            jobs = [
+                pool.submit(_train_one, c.to_dict(), f"{c.source} (seed {c.train.seed})", overwrite)
+                for c in configs
+            ]
+            try:
+                for job in concurrent.futures.as_completed(jobs):
+                    job.result()  # re-raise a worker's error here
+            except KeyboardInterrupt:
+                _STOP.set()  # seeds already queued to a worker are not started
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
+    finally:
+        _STOP = None
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def sweep(
@@ -156,14 +223,7 @@ def sweep(
         if missing:
             raise FileNotFoundError(f"--no-train: no trained model in {missing}")
     if train:
-        context = multiprocessing.get_context("spawn")  # torch and forked threads do not mix
-        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
-            jobs = [
-                pool.submit(_train_one, c.to_dict(), f"{c.source} (seed {c.train.seed})", overwrite)
-                for c in configs
-            ]
-            for job in concurrent.futures.as_completed(jobs):
-                job.result()  # re-raise a worker's error here
+        _train_all(configs, workers, overwrite)
     out = sweep_dir(cfg)
     _, rollouts = evaluate_policies([str(r) for r in runs], cfg, out, trajectories=False)
     success = seed_statistics(seeds, [float(np.mean(r.success)) for r in rollouts])
