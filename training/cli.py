@@ -1,4 +1,4 @@
-"""The ``twolink`` command: ``train``, ``evaluate``, ``compare``, ``record`` and ``run``.
+"""The ``twolink`` command: ``train``, ``evaluate``, ``compare``, ``robustness``, ``record``, ``run``...
 
 Examples::
 
@@ -9,6 +9,7 @@ Examples::
     twolink evaluate configs/balance_ppo.yaml runs/balance_ppo_s0 lqr --out results/
     twolink compare configs/reach_ppo.yaml runs/reach_ppo_s0 runs/reach_sac_s0 --out docs/results/reach
     twolink record configs/reach_ppo.yaml runs/reach_ppo_s0 --out reach.gif --episode 0
+    twolink robustness configs/balance_ppo.yaml auto pretrained:balance_ppo --out results/rob
 """
 
 from __future__ import annotations
@@ -152,6 +153,32 @@ def cmd_compare(args: argparse.Namespace) -> int:
     )
     print(table)
     print(f"table, plots and per-episode results in {out}/")
+    return 0
+
+
+def cmd_robustness(args: argparse.Namespace) -> int:
+    from twolink_gym.training.robustness import (
+        check_output,
+        parse_levels,
+        robustness,
+        write_results,
+    )
+
+    cfg = _config(args)
+    levels = parse_levels(args.levels or ())
+    out = Path(args.out or (cfg.run_dir / "robustness"))
+    check_output(out, args.overwrite)
+    result = robustness(
+        cfg,
+        args.policies,
+        kinds=args.conditions,
+        levels=levels,
+        episodes=args.episodes,
+        progress=print,
+    )
+    table = write_results(result, out)
+    print(table, end="")
+    print(f"robustness.json, table.md and robustness.png in {out}/")
     return 0
 
 
@@ -312,6 +339,44 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-trajectories", action="store_true", help="skip the per-policy trajectories.npz"
     )
     p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser(
+        "robustness",
+        help="success of policies under model mismatch, noise, slow motors and delay",
+        description="Run every policy on the config's evaluation episodes nominally and "
+        "under each condition (one variation of the true arm, its sensors or motors at a "
+        "time; controllers keep the config's arm as their model) and report success per "
+        "condition and a robustness score in [0, 1] (README, Robustness).",
+    )
+    _add_common(p)
+    p.add_argument(
+        "policies",
+        nargs="+",
+        help="controller names, 'auto', pretrained:NAME, run folders, exported agents or "
+        "model .zip files",
+    )
+    p.add_argument(
+        "--conditions",
+        nargs="+",
+        metavar="NAME",
+        help="which variations (default: all): model, obs_noise, torque_noise, "
+        "torque_response, action_delay, observation",
+    )
+    p.add_argument(
+        "--levels",
+        nargs="+",
+        metavar="NAME=V1,V2",
+        help="levels of a variation, replacing its defaults, e.g. model=0.7,1.3 "
+        "obs_noise=0.02 action_delay=1,2,3",
+    )
+    p.add_argument("--episodes", type=_integer(1), help="number of episodes (default: config)")
+    p.add_argument("--out", help="output folder (default: <run folder>/robustness)")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the results in --out (default: refuse if it holds some)",
+    )
+    p.set_defaults(func=cmd_robustness)
 
     p = sub.add_parser("record", help="record one evaluation episode of a policy as GIF/MP4")
     _add_common(p)

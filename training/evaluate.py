@@ -237,7 +237,9 @@ def run_policy(policy: LoadedPolicy, env_cfg: EnvConfig, episodes: EpisodeSet) -
     venv = _vector_env(env_cfg, n)
     sim = venv.sim
     horizon = venv.max_episode_steps
-    obs, info = venv.reset(options=episodes.options())
+    # seeded as well: the episodes are replayed from the options, and any noise the
+    # env draws during them (observation or torque noise) is reproducible
+    obs, info = venv.reset(seed=episodes.seed, options=episodes.options())
     distance = np.full((n, horizon + 1), np.nan)
     states = np.full((n, horizon + 1, 4), np.nan)
     actions = np.full((n, horizon, 2), np.nan)
