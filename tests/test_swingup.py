@@ -47,14 +47,31 @@ def test_reward_is_bounded_and_peaks_at_the_still_upright():
 
 
 def test_height_term_is_each_links_height_from_the_kinematics():
-    """(1 + sin q1)/2 · (1 + sin(q1 + q2))/2, recomputed from the link end points."""
+    """sqrt((1 + sin q1)/2 · (1 + sin(q1 + q2))/2), recomputed from the link end points."""
     params = ArmParams(l1=0.7, l2=1.3)
     x = _random_states(500, seed=2)
     ev = SwingupTask().evaluate(params, x, np.zeros((500, 0)))
     elbow, tip = forward_kinematics(params, x[:, :2])
     h1 = (1 + elbow[:, 1] / params.l1) / 2
     h2 = (1 + (tip[:, 1] - elbow[:, 1]) / params.l2) / 2
-    np.testing.assert_allclose(ev.terms["reward_height"], h1 * h2, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(ev.terms["reward_height"], np.sqrt(h1 * h2), rtol=0, atol=1e-12)
+
+
+def test_height_guide_is_quadratic_in_a_straight_swing_and_zero_folded():
+    """A straight arm swung by θ from hanging: its centre of mass rose by (1 - cos θ) lc."""
+    theta = np.linspace(-np.pi, np.pi, 201)
+    x = np.zeros((theta.size, 4))
+    x[:, 0] = -np.pi / 2 + theta
+    ev = SwingupTask().evaluate(ArmParams(), x, np.zeros((theta.size, 0)))
+    np.testing.assert_allclose(ev.terms["reward_height"], (1 - np.cos(theta)) / 2, atol=1e-12)
+    small = np.abs(theta) < 0.05
+    np.testing.assert_allclose(
+        ev.terms["reward_height"][small], theta[small] ** 2 / 4, rtol=1e-3, atol=1e-12
+    )
+    # link 1 up and link 2 folded down (or the reverse): no height at all
+    folded = np.array([[np.pi / 2, np.pi, 0, 0], [-np.pi / 2, np.pi, 0, 0]])
+    ev = SwingupTask().evaluate(ArmParams(), folded, np.zeros((2, 0)))
+    np.testing.assert_allclose(ev.terms["reward_height"], 0.0, atol=1e-7)
 
 
 def test_success_is_the_balance_tasks_success():

@@ -76,8 +76,9 @@ def swingup_kernel(
         options[_SUCCESS_ANGLE],
         options[_SUCCESS_SPEED],
     )
-    # cos(tilt) = sin(absolute angle); (1 + sin)/2 is 1 upright, 1/2 level, 0 hanging
-    height = 0.25 * (1.0 + s1) * (1.0 + s12)
+    # cos(tilt) = sin(absolute angle); (1 + sin)/2 is 1 upright, 1/2 level, 0 hanging;
+    # the geometric mean of the two links' heights (quadratic, not quartic, near hanging)
+    height = 0.5 * math.sqrt((1.0 + s1) * (1.0 + s12))
     ctrl = 1.0 - 0.5 * options[_CTRL_WEIGHT] * (a1 * a1 + a2 * a2)
     w = options[_HEIGHT_WEIGHT]
     terms[0] = height
@@ -101,17 +102,20 @@ class SwingupTask(Task):
 
     The reward is bounded in ``[0, 1]``::
 
-        height  = (1 + sin q1)/2 · (1 + sin(q1 + q2))/2       # 0 hanging, 1 upright
+        height  = sqrt((1 + sin q1)/2 · (1 + sin(q1 + q2))/2)  # 0 hanging, 1 upright
         upright = exp(-(tilt1² + tilt2²) / (2 upright_sigma²))
         still   = 1 - speed_weight · (1 - exp(-|dq|² / (2 still_sigma²)))
         ctrl    = 1 - ctrl_weight · |a|² / 2
         reward  = ctrl · (height_weight · height + (1 - height_weight) · upright · still)
 
-    ``height`` is a smooth guide from anywhere (each link's height, in the
-    product so that one link up and one down earns little); ``upright · still``
-    is the balance task's sharp, still upright, which is what success asks for.
-    An arm that spins through the upright at speed earns about
-    ``height_weight / 4`` on average, one held upright earns 1.
+    ``height`` is a smooth guide from anywhere: the geometric mean of the two
+    links' heights, so that one link up and one down earns nothing, while a
+    straight arm swinging by ``θ`` from hanging earns ``(1 - cos θ)/2 ≈ θ²/4``
+    (the plain product, ``θ⁴/16``, gave almost no signal to small swings, and
+    one seed of five never left the bottom). ``upright · still`` is the
+    balance task's sharp, still upright, which is what success asks for. An
+    arm that spins through the upright at speed earns about
+    ``height_weight / 2`` on average, one held upright earns 1.
 
     Default torque limits (:data:`SWINGUP_MAX_TORQUE`, (8, 4) N·m, used when
     the env is made without ``max_torque``): too weak to lift the arm through
