@@ -3,7 +3,7 @@
 The score and table are checked against hand computations on a small made-up
 result; the conditions against parameters computed here from ``ArmParams``'
 defaults; the nominal condition against ``evaluate`` on the same episodes; the
-reachable-target fraction against the targets' radii computed here.
+episodes run under a shorter arm against the targets' radii computed here.
 """
 
 from __future__ import annotations
@@ -17,18 +17,20 @@ import pytest
 import yaml
 from twolink_gym.training import evaluate as evaluate_module
 from twolink_gym.training.cli import main
+from twolink_gym.training.conditions import (
+    MODEL_FIELDS,
+    Condition,
+    build_conditions,
+    parse_levels,
+)
 from twolink_gym.training.config import EnvConfig, RunConfig, config_from_dict
 from twolink_gym.training.evaluate import EpisodeSet, draw_episodes, evaluate_policies
 from twolink_gym.training.robustness import (
-    MODEL_FIELDS,
-    Condition,
     PolicyRobustness,
     RobustnessResult,
-    build_conditions,
+    feasible_episodes,
     group_scores,
     markdown_table,
-    parse_levels,
-    reachable_fraction,
     robustness,
     robustness_score,
 )
@@ -169,15 +171,25 @@ def test_the_nominal_condition_reproduces_evaluate() -> None:
         np.testing.assert_array_equal(p.success["nominal"], r.success)
 
 
-def test_reachable_fraction_of_the_targets() -> None:
-    cfg = config("reach", episodes=50)
-    episodes = draw_episodes(cfg.env, 50, 500)
-    short = config("reach", params={"l1": 0.7}).env
+def test_episodes_out_of_the_true_arms_reach_are_not_run() -> None:
+    cfg = config("reach", episodes=40)
+    episodes = draw_episodes(cfg.env, 40, 500)
     radius = np.hypot(episodes.goals[:, 0], episodes.goals[:, 1])
-    expected = np.mean((radius <= 1.7) & (radius >= 0.3))
-    assert expected < 1.0
-    assert reachable_fraction(short, episodes) == pytest.approx(expected)
-    assert reachable_fraction(config().env, draw_episodes(config().env, 3, 0)) is None
+    # l1 x0.7: the workspace is 0.3 m <= r <= 1.7 m
+    reachable = (radius <= 1.7) & (radius >= 0.3)
+    assert 0 < reachable.sum() < 40
+    short = config("reach", params={"l1": 0.7}).env
+    np.testing.assert_array_equal(feasible_episodes(short, episodes), reachable)
+    assert feasible_episodes(config().env, draw_episodes(config().env, 3, 0)).all()
+    result = robustness(cfg, ["pd_gravity"], kinds=["model"], levels={"model": [0.7]})
+    np.testing.assert_array_equal(result.feasible["l1 ×0.7"], reachable)
+    assert result.policies[0].success["l1 ×0.7"].shape == (reachable.sum(),)
+    assert result.policies[0].success["nominal"].shape == (40,)
+    table = markdown_table(result)
+    assert (
+        f"| l1 ×0.7 | model | {100 * result.policies[0].success['l1 ×0.7'].mean():.0f}% | {reachable.sum()} |"
+        in table
+    )
 
 
 # -- bad input -----------------------------------------------------------------

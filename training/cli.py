@@ -157,12 +157,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_robustness(args: argparse.Namespace) -> int:
-    from twolink_gym.training.robustness import (
-        check_output,
-        parse_levels,
-        robustness,
-        write_results,
-    )
+    from twolink_gym.training.conditions import parse_levels
+    from twolink_gym.training.robustness import check_output, robustness, write_results
 
     cfg = _config(args)
     levels = parse_levels(args.levels or ())

@@ -4,8 +4,8 @@ Every policy runs the config's evaluation episode set (the episodes of
 ``evaluate``/``compare``) once nominally and once under each *condition*: one
 change of the simulated arm, its sensors or its motors, all else nominal. A
 condition is data, a mapping of :class:`~twolink_gym.training.config.EnvConfig`
-overrides (``{"params": {..., "m1": 1.2}}``, ``{"obs_noise": 0.01}``), built
-from the declared :data:`PERTURBATIONS` and their levels.
+overrides built from the declared perturbations and their levels
+(:mod:`twolink_gym.training.conditions`).
 
 Only the *true* arm changes. Every policy is loaded once, on the nominal
 environment: a classical controller keeps the config's arm as its model, an
@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import os
 import platform
 import time
@@ -40,6 +39,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from twolink_gym.training.conditions import NOMINAL, Condition, build_conditions
 from twolink_gym.training.config import EnvConfig, RunConfig
 from twolink_gym.training.evaluate import (
     EpisodeSet,
@@ -51,299 +51,25 @@ from twolink_gym.training.policies import LoadedPolicy, load_policy
 
 from twolink_gym.env import TwoLinkEnv
 from twolink_gym.params import ArmParams
-from twolink_gym.tasks import ReachTask, make_task
+from twolink_gym.tasks import make_task
 
 __all__ = [
     "OUTPUT_FILES",
-    "PERTURBATIONS",
-    "Condition",
-    "Perturbation",
     "PolicyRobustness",
     "RobustnessResult",
-    "build_conditions",
+    "check_output",
+    "feasible_episodes",
     "group_scores",
     "markdown_table",
-    "parse_levels",
     "plot_robustness",
     "robustness",
     "robustness_score",
     "run_conditions",
+    "write_results",
 ]
 
 #: The files ``robustness`` writes into its output folder (only these are replaced).
 OUTPUT_FILES = ("robustness.json", "table.md", "robustness.png")
-
-#: The arm parameters the model-mismatch conditions scale, one at a time.
-MODEL_FIELDS = ("m1", "m2", "l1", "l2", "lc1", "lc2", "I1", "I2", "friction1", "friction2")
-
-
-def _positive_factor(value: float) -> float:
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"must be a finite factor > 0, got {value!r}")
-    return value
-
-
-def _std(value: float) -> float:
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"must be a finite standard deviation > 0, got {value!r}")
-    return value
-
-
-def _response(value: float) -> float:
-    if not (math.isfinite(value) and 0 < value < 1):
-        raise ValueError(f"must be a response factor k in (0, 1) (1 is nominal), got {value!r}")
-    return value
-
-
-def _delay(value: float) -> int:
-    if value != int(value) or value < 1:
-        raise ValueError(f"must be a whole number of control steps >= 1, got {value!r}")
-    return int(value)
-
-
-def _observation(value: str) -> str:
-    if value != "angles":
-        raise ValueError(f"must be 'angles' (the full state is nominal), got {value!r}")
-    return value
-
-
-@dataclasses.dataclass(frozen=True)
-class Perturbation:
-    """One kind of variation, at several levels (each level is one condition per field).
-
-    Attributes
-    ----------
-    name : str
-        Its name on the command line (``--conditions``, ``--levels``).
-    group : str
-        The score group its conditions belong to.
-    env_key : str
-        The :class:`EnvConfig` field it sets (``"params"``: scales each of
-        :data:`MODEL_FIELDS` by the level, one at a time).
-    levels : tuple
-        The default levels.
-    check : callable
-        Validates and converts one level (raises ``ValueError`` saying what is allowed).
-    numeric : bool
-        Levels are numbers (else strings).
-    meaning : str
-        What a level means, with its unit.
-    """
-
-    name: str
-    group: str
-    env_key: str
-    levels: tuple[Any, ...]
-    check: Callable[[Any], Any]
-    numeric: bool
-    meaning: str
-
-
-#: The declared variations, by command-line name. Defaults follow the spirit of
-#: RealAIGym's robustness benchmark: ±20 % on each parameter, two noise levels, a
-#: slower motor, one and two steps of delay.
-PERTURBATIONS: dict[str, Perturbation] = {
-    p.name: p
-    for p in (
-        Perturbation(
-            "model",
-            "model",
-            "params",
-            (0.8, 1.2),
-            _positive_factor,
-            True,
-            "factor on one arm parameter of the true arm (m1, m2, l1, l2, lc1, lc2, I1, I2, "
-            "friction1, friction2), one at a time",
-        ),
-        Perturbation(
-            "obs_noise",
-            "observation noise",
-            "obs_noise",
-            (0.01, 0.05),
-            _std,
-            True,
-            "std of Gaussian noise added to every observation entry",
-        ),
-        Perturbation(
-            "torque_noise",
-            "torque noise",
-            "torque_noise",
-            (0.05, 0.1),
-            _std,
-            True,
-            "std of Gaussian noise on each joint torque, as a fraction of its max_torque",
-        ),
-        Perturbation(
-            "torque_response",
-            "torque response",
-            "torque_response",
-            (0.5, 0.25),
-            _response,
-            True,
-            "k of the first-order motor tau_t = tau_{t-1} + k (tau_cmd - tau_{t-1})",
-        ),
-        Perturbation(
-            "action_delay",
-            "delay",
-            "action_delay",
-            (1, 2),
-            _delay,
-            True,
-            "control steps between an action and its torque",
-        ),
-        Perturbation(
-            "observation",
-            "observation model",
-            "observation",
-            ("angles",),
-            _observation,
-            False,
-            "the observation: 'angles' gives the joint angles only (encoders)",
-        ),
-    )
-}
-
-#: The group of the nominal condition (reported, not scored).
-NOMINAL = "nominal"
-
-
-def available_perturbations() -> list[str]:
-    """Names of :data:`PERTURBATIONS` whose env keyword exists in :class:`EnvConfig`."""
-    fields = {f.name for f in dataclasses.fields(EnvConfig)}
-    return [name for name, p in PERTURBATIONS.items() if p.env_key in fields]
-
-
-@dataclasses.dataclass(frozen=True)
-class Condition:
-    """One variation of the environment: a mapping of :class:`EnvConfig` overrides.
-
-    Attributes
-    ----------
-    name : str
-        Its label in tables (``"m1 ×0.8"``, ``"obs_noise 0.01"``, ``"nominal"``).
-    group : str
-        Its score group (``"nominal"`` is not scored).
-    overrides : mapping
-        :class:`EnvConfig` field → value (``params`` is the whole parameter mapping).
-    """
-
-    name: str
-    group: str
-    overrides: Mapping[str, Any]
-
-    def env_config(self, base: EnvConfig) -> EnvConfig:
-        """``base`` with this condition's overrides."""
-        return dataclasses.replace(base, **self.overrides)
-
-
-def _format_level(value: Any) -> str:
-    return format(value, "g") if isinstance(value, float) else str(value)
-
-
-def build_conditions(
-    env_cfg: EnvConfig,
-    kinds: Sequence[str] | None = None,
-    levels: Mapping[str, Sequence[Any]] | None = None,
-) -> list[Condition]:
-    """The nominal condition and one condition per perturbation, field and level.
-
-    Parameters
-    ----------
-    env_cfg : EnvConfig
-        The nominal environment; model factors scale its arm parameters.
-    kinds : sequence of str, optional
-        Names of :data:`PERTURBATIONS` (default: every available one).
-    levels : mapping, optional
-        Levels per perturbation name, replacing its defaults.
-
-    Raises
-    ------
-    ValueError
-        For an unknown or unavailable perturbation, a level that is out of range,
-        or a model factor that gives an invalid arm.
-    """
-    available = available_perturbations()
-    chosen = list(available if kinds is None else kinds)
-    for name in [*chosen, *(levels or {})]:
-        if name not in PERTURBATIONS:
-            raise ValueError(f"unknown condition {name!r}; conditions are {sorted(PERTURBATIONS)}")
-    for name in levels or {}:
-        if name not in chosen:
-            raise ValueError(
-                f"--levels names condition {name!r}, which is not among the chosen "
-                f"conditions {chosen}"
-            )
-    for name in chosen:
-        if name not in available:
-            raise ValueError(
-                f"condition {name!r} needs the env keyword {PERTURBATIONS[name].env_key!r}, "
-                f"which this version of the environment does not have; available: {available}"
-            )
-    conditions = [Condition("nominal", NOMINAL, {})]
-    nominal = ArmParams(**env_cfg.params)
-    for name in chosen:
-        p = PERTURBATIONS[name]
-        given = (levels or {}).get(name, p.levels)
-        if not given:
-            raise ValueError(f"--levels {name}: give at least one level")
-        values = []
-        for level in given:
-            try:
-                values.append(p.check(level))
-            except ValueError as exc:
-                raise ValueError(f"--levels {name}: level {level!r} {exc} ({p.meaning})") from exc
-        if p.env_key != "params":
-            for v in values:
-                label = f"{name} {_format_level(v)}"
-                conditions.append(Condition(label, p.group, {p.env_key: v}))
-            continue
-        for field in MODEL_FIELDS:
-            for v in values:
-                value = getattr(nominal, field) * v
-                try:
-                    nominal.replace(**{field: value})
-                except ValueError as exc:
-                    raise ValueError(
-                        f"--levels model: factor {v} on {field} gives an invalid arm ({exc})"
-                    ) from exc
-                label = f"{field} ×{_format_level(v)}"
-                conditions.append(
-                    Condition(label, p.group, {"params": {**env_cfg.params, field: value}})
-                )
-    return conditions
-
-
-def parse_levels(items: Sequence[str]) -> dict[str, list[Any]]:
-    """``["model=0.7,1.3", "action_delay=1"]`` → ``{"model": [0.7, 1.3], "action_delay": [1.0]}``.
-
-    Raises
-    ------
-    ValueError
-        For an item without ``=``, an unknown name, or a non-number where numbers go.
-    """
-    out: dict[str, list[Any]] = {}
-    for item in items:
-        name, sep, text = item.partition("=")
-        name = name.strip()
-        if not sep or not text.strip():
-            raise ValueError(f"--levels {item!r} must look like NAME=V1,V2 (e.g. model=0.8,1.2)")
-        if name not in PERTURBATIONS:
-            raise ValueError(
-                f"--levels {item!r}: unknown condition {name!r}; conditions are "
-                f"{sorted(PERTURBATIONS)}"
-            )
-        values: list[Any] = []
-        for part in text.split(","):
-            part = part.strip()
-            if not PERTURBATIONS[name].numeric:
-                values.append(part)
-                continue
-            try:
-                values.append(float(part))
-            except ValueError as exc:
-                raise ValueError(f"--levels {name}: {part!r} is not a number") from exc
-        out[name] = values
-    return out
 
 
 # -- the score ----------------------------------------------------------------
@@ -400,10 +126,10 @@ class RobustnessResult:
     episodes: EpisodeSet
     conditions: list[Condition]
     policies: list[PolicyRobustness]
-    reachable: dict[str, float]
+    feasible: dict[str, NDArray[np.bool_]]
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-friendly summary (rates in [0, 1], scores, skips, reachable-target fractions)."""
+        """JSON-friendly summary (rates in [0, 1], scores, skips, episodes run per condition)."""
         rows = []
         for p in self.policies:
             rates = p.rates(self.conditions)
@@ -424,7 +150,7 @@ class RobustnessResult:
             "episodes": len(self.episodes),
             "seed": self.episodes.seed,
             "conditions": [dataclasses.asdict(c) for c in self.conditions],
-            "reachable_targets": self.reachable,
+            "episodes_run": {name: int(np.sum(m)) for name, m in self.feasible.items()},
             "policies": rows,
             "machine": machine_note(),
         }
@@ -445,18 +171,23 @@ def machine_note() -> dict[str, Any]:
     }
 
 
-def reachable_fraction(env_cfg: EnvConfig, episodes: EpisodeSet) -> float | None:
-    """Fraction of the episodes' reach targets inside the workspace of ``env_cfg``'s arm.
+def feasible_episodes(env_cfg: EnvConfig, episodes: EpisodeSet) -> NDArray[np.bool_]:
+    """Which episodes' goals the arm of ``env_cfg`` can reach (the task's own goal check).
 
-    ``None`` for a task without targets. A model condition that shortens a link
-    puts some targets (drawn for the nominal arm) out of reach: no policy can
-    succeed on those.
+    A model condition that shortens a link puts some reach targets, drawn for
+    the nominal arm, outside the true arm's workspace: no policy can succeed
+    there, and the env refuses them. Those episodes are not run under that
+    condition, and its success rate is over the others.
     """
-    if not isinstance(make_task(env_cfg.task, env_cfg.task_options or None), ReachTask):
-        return None
+    task = make_task(env_cfg.task, env_cfg.task_options or None)
     arm = ArmParams(**env_cfg.params)
-    radius = np.linalg.norm(episodes.goals, axis=1)
-    return float(np.mean((radius >= arm.inner_radius) & (radius <= arm.reach)))
+    ok = np.ones(len(episodes), dtype=bool)
+    for i in range(len(episodes)):
+        try:
+            task.validate_goal(arm, episodes.goals[i : i + 1])
+        except ValueError:
+            ok[i] = False
+    return ok
 
 
 def _probe(policy: LoadedPolicy, env_cfg: EnvConfig, nominal: EnvConfig) -> str | None:
@@ -479,8 +210,13 @@ def run_conditions(
     env_cfg: EnvConfig,
     episodes: EpisodeSet,
     conditions: Sequence[Condition],
+    feasible: Mapping[str, NDArray[np.bool_]],
 ) -> PolicyRobustness:
-    """Run ``policy`` (loaded on ``env_cfg``) on ``episodes`` under every condition."""
+    """Run ``policy`` (loaded on ``env_cfg``) on ``episodes`` under every condition.
+
+    ``feasible`` maps each condition's name to the episodes to run under it
+    (:func:`feasible_episodes`).
+    """
     start = time.perf_counter()
     success: dict[str, NDArray[np.bool_]] = {}
     skipped: dict[str, str] = {}
@@ -490,7 +226,12 @@ def run_conditions(
         if reason is not None:
             skipped[c.name] = reason
             continue
-        success[c.name] = run_policy(policy, cfg, episodes).success
+        mask = feasible[c.name]
+        if not mask.any():
+            skipped[c.name] = "no episode's goal is within this arm's reach"
+            continue
+        subset = EpisodeSet(episodes.states[mask], episodes.goals[mask], episodes.seed)
+        success[c.name] = run_policy(policy, cfg, subset).success
     return PolicyRobustness(
         policy.label, policy.kind, success, skipped, time.perf_counter() - start
     )
@@ -535,19 +276,15 @@ def robustness(
     policies = [load_policy(spec, cfg.env, env) for spec in resolve_policies(specs, cfg)]
     n = episodes if episodes is not None else cfg.evaluate.episodes
     episode_set = draw_episodes(cfg.env, n, cfg.evaluate.seed)
-    reachable = {
-        c.name: r
-        for c in conditions
-        if (r := reachable_fraction(c.env_config(cfg.env), episode_set)) is not None
-    }
+    feasible = {c.name: feasible_episodes(c.env_config(cfg.env), episode_set) for c in conditions}
     results = []
     for policy in policies:
-        results.append(run_conditions(policy, cfg.env, episode_set, conditions))
+        results.append(run_conditions(policy, cfg.env, episode_set, conditions, feasible))
         if progress is not None:
             progress(
                 f"{policy.label}: {len(conditions)} conditions in {results[-1].wall_time_s:.0f} s"
             )
-    return RobustnessResult(cfg.env.task, episode_set, conditions, results, reachable)
+    return RobustnessResult(cfg.env.task, episode_set, conditions, results, feasible)
 
 
 # -- output -------------------------------------------------------------------
@@ -559,14 +296,16 @@ def markdown_table(result: RobustnessResult) -> str:
     """Success per condition (rows) and policy (columns), then group scores and the score."""
     data = result.to_dict()
     rows = data["policies"]
-    reach = bool(result.reachable)
+    n = len(result.episodes)
+    runs = {name: int(np.sum(m)) for name, m in result.feasible.items()}
+    reach = any(runs.get(c.name, n) < n for c in result.conditions)
     head = "| condition | group |" + "".join(f" {r['policy']} |" for r in rows)
-    head += " reachable targets |" if reach else ""
+    head += " episodes run (goal within reach) |" if reach else ""
     rule = "|---|---|" + "---:|" * (len(rows) + reach)
     lines = [head, rule]
     for c in result.conditions:
         cells = "".join(f" {_pct(r['success'][c.name])} |" for r in rows)
-        extra = f" {_pct(result.reachable.get(c.name))} |" if reach else ""
+        extra = f" {runs.get(c.name, n)} |" if reach else ""
         lines.append(f"| {c.name} | {c.group} |{cells}{extra}")
     groups = list(dict.fromkeys(c.group for c in result.conditions if c.group != NOMINAL))
     for g in groups:
@@ -586,6 +325,12 @@ def markdown_table(result: RobustnessResult) -> str:
         for r in rows
         for name, why in r["skipped"].items()
     ]
+    if reach:
+        out += (
+            "\nUnder a condition that shortens a link, the episodes whose target is outside "
+            "the true arm's workspace are not run (no arm could succeed there); its success "
+            "rate is over the episodes run.\n"
+        )
     return out + ("\nSkipped conditions:\n\n" + "\n".join(notes) + "\n" if notes else "")
 
 
