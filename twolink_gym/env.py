@@ -57,6 +57,28 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         Motors at both joints (default), at the elbow only (an acrobot) or at
         the shoulder only (a pendubot); an underactuated arm's action has one
         entry, scaled by that joint's ``max_torque``.
+    randomize : mapping of str to range, optional
+        Per-episode domain randomisation: ``ArmParams`` field → ``(low, high)``
+        factors of the nominal value, or ``{"absolute": (low, high)}``
+        (:class:`~twolink_gym.imperfections.Randomization`). Drawn at every
+        reset from the env's ``np_random``; the episode's arm is in
+        ``info["params"]`` (a dict of every ``ArmParams`` field, in every info)
+        and :attr:`arm_params`.
+    observation : {"state", "angles"}
+        The full state observation (default) or the joint angles only (the
+        angle encoding and the task's extras, no speeds).
+    obs_noise : float or sequence of float
+        Std of additive Gaussian observation noise: a number for every state
+        entry (the task's extras stay exact), or one std per observation entry
+        (default 0).
+    torque_noise : float
+        Std of additive Gaussian torque noise, a fraction of each motor's
+        ``max_torque``, added before saturation (default 0).
+    torque_response : float
+        Gain ``k`` in ``(0, 1]`` of a first-order torque response
+        ``tau_t = tau_{t-1} + k (tau_cmd - tau_{t-1})`` (default 1: ideal).
+    action_delay : int
+        Control steps between a command and its application (default 0).
 
     Notes
     -----
@@ -68,6 +90,13 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
     (see :mod:`twolink_gym.registration`).
     ``reset(options=...)`` accepts ``"state"`` (shape ``(4,)``) and, for reach,
     ``"target"`` (shape ``(2,)``) to replay exact episodes.
+
+    The robustness models (:mod:`twolink_gym.imperfections`) act around the
+    step kernel: the actuator model turns the command into the applied
+    action (which the reward's torque terms, ``render`` and the dynamics
+    see), the observation model turns the kernel's observation into the
+    returned one. Per step, the torque noise is drawn before the observation
+    noise; per reset, the arm before the episode start and the observation noise.
     """
 
     metadata: dict[str, Any] = {  # noqa: RUF012 - Gymnasium's convention
@@ -86,8 +115,20 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         task_options: Mapping[str, Any] | None = None,
         render_mode: str | None = None,
         actuation: str = "full",
+        randomize: Mapping[str, Any] | None = None,
+        observation: str = "state",
+        obs_noise: float | Sequence[float] = 0.0,
+        torque_noise: float = 0.0,
+        torque_response: float = 1.0,
+        action_delay: int = 0,
     ) -> None:
         self.sim = Simulation.create(
+            randomize=randomize,
+            observation=observation,
+            obs_noise=obs_noise,
+            torque_noise=torque_noise,
+            torque_response=torque_response,
+            action_delay=action_delay,
             actuation=actuation,
             task=task,
             params=params,
@@ -106,6 +147,7 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         self.metadata = {**self.metadata, "render_fps": round(1.0 / self.sim.dt)}
         low, high = self.sim.observation_bounds()
         self.observation_space = spaces.Box(low, high, dtype=np.float32)
+        self._obs_bounds = (low, high)
         self.action_space = spaces.Box(-1.0, 1.0, shape=(self.sim.action_size,), dtype=np.float32)
 
         # the kernel's arrays, updated in place (never rebound: _step_args holds them)
@@ -114,6 +156,9 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         self._goal = np.zeros((1, self.sim.task.goal_size))
         self._last_action = np.zeros((1, 2))
         self._buffers = self.sim.buffers(1)
+        self._episode_params = self.sim.params
+        model = self.sim.actuator_model
+        self._actuator = None if model is None else model.new_state(1)
         self._bind_kernel()
         self._steps = 0
         self._last_reward = 0.0
@@ -164,9 +209,17 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         """The task's episode length in control steps."""
         return self.sim.max_episode_steps
 
+    @property
+    def arm_params(self) -> ArmParams:
+        """The arm of the current episode (:attr:`params`, or the randomisation's draw)."""
+        return self._episode_params
+
     def decode(self, observation: Any) -> DecodedObservation:
-        """Recover state and goal from an observation of this env (see :func:`decode_observation`)."""
-        return decode_observation(observation, self.sim.task)
+        """Recover state and goal from an observation of this env (see :func:`decode_observation`).
+
+        An angles-only observation decodes to NaN speeds.
+        """
+        return decode_observation(observation, self.sim.task, self.sim.observation_kind)
 
     # -- Gymnasium API ---------------------------------------------------
     def reset(
@@ -176,13 +229,21 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         super().reset(seed=seed)
         self._start(options)
         if self._renderer is not None:
+            self._renderer.params = self._episode_params
             self._renderer.reset_trail()
         if self.render_mode == "human":
             self.render()
-        return self._buffers.obs[0].copy(), self._info()
+        return self._observation(), self._info()
 
     def _start(self, options: dict[str, Any] | None) -> None:
-        state, goal = self.sim.initial_conditions([self.np_random], options, 1)
+        rngs = [self.np_random]
+        if self.sim.randomization is not None:
+            (self._episode_params,) = self.sim.randomization.draw(rngs, [self.sim.params])
+            self._arm[:] = self.sim.arms([self._episode_params], 1)
+            self._params_info = self._episode_params.to_dict()
+        if self._actuator is not None:
+            self._actuator.reset()
+        state, goal = self.sim.initial_conditions(rngs, options, 1, [self._episode_params])
         self._state[:] = state
         self._goal[:] = goal
         self._last_action[:] = 0.0
@@ -195,6 +256,10 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         if self.sim.action_size != 2:
             a = self.sim.check_action(action, (self.sim.action_size,))
             self._last_action[:] = self.sim.expand_action(a[None, :])
+            return self._advance()
+        if self._actuator is not None:
+            a = self.sim.check_action(action, (2,))
+            self._last_action[:] = a
             return self._advance()
         if type(action) is np.ndarray and action.shape == (2,) and action.dtype.kind == "f":
             a1, a2 = action.tolist()
@@ -209,14 +274,28 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         return self._advance()
 
     def _advance(self) -> tuple[ObsType, float, bool, bool, dict[str, Any]]:
-        """Run the step kernel with the action in ``_last_action``; the step's return."""
+        """Run the step kernel with the command in ``_last_action``; the step's return.
+
+        The actuator model (if any) replaces the command by the applied action first.
+        """
+        if self._actuator is not None:
+            model = self.sim.actuator_model
+            assert model is not None
+            self._last_action[:] = model.apply(self._last_action, self._actuator, [self.np_random])
         self._step(*self._step_args)
         self._steps += 1
         row = self._buffers.out[0].tolist()
         self._last_reward = reward = row[0]
         if self.render_mode == "human":
             self.render()
-        return self._buffers.obs[0].copy(), reward, row[4] != 0.0, False, self._info(row)
+        return self._observation(), reward, row[4] != 0.0, False, self._info(row)
+
+    def _observation(self) -> ObsType:
+        """The observation of the current state (a new array), through the observation model."""
+        model = self.sim.observation_model
+        if model is None:
+            return self._buffers.obs[0].copy()
+        return model.apply(self._buffers.obs, [self.np_random], *self._obs_bounds)[0]
 
     def _info(self, row: list[float] | None = None) -> dict[str, Any]:
         """The info dict of the current state, from the kernel's outcome row ``row``."""
@@ -235,6 +314,8 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         terms = self._buffers.terms[0].tolist()
         for name, j in self.sim.task.reported_columns:
             info[name] = terms[j]
+        if self.sim.randomization is not None:
+            info["params"] = dict(self._params_info)
         return info
 
     # -- rendering -------------------------------------------------------
@@ -251,7 +332,7 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
             from twolink_gym.rendering import ArmRenderer
 
             self._renderer = ArmRenderer(
-                self.sim.params,
+                self._episode_params,
                 self.sim.task,
                 render_mode=self.render_mode,
                 fps=self.metadata["render_fps"],

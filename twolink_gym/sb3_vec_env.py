@@ -122,6 +122,9 @@ class TwoLinkSB3VecEnv(VecEnv):
         for key, value in info.items():
             if key.startswith("_") or key.startswith("final"):
                 continue
+            if isinstance(value, dict):  # info["params"]: {field: array (num_envs,)}
+                out[key] = {k: v[i].item() for k, v in value.items() if not k.startswith("_")}
+                continue
             row = value[i]
             out[key] = row.copy() if isinstance(row, np.ndarray) else row.item()
         return out

@@ -30,6 +30,12 @@ from numpy.typing import ArrayLike, NDArray
 from twolink_gym import kernel
 from twolink_gym._arrays import positive_integer, positive_number
 from twolink_gym.dynamics import arm_vectors
+from twolink_gym.imperfections import (
+    OBSERVATIONS,
+    ActuatorModel,
+    ObservationModel,
+    Randomization,
+)
 from twolink_gym.params import ArmParams
 from twolink_gym.tasks import Task, make_task
 from twolink_gym.tasks.base import DEFAULT_MAX_TORQUE, OUT_SIZE, Evaluation
@@ -99,38 +105,48 @@ class DecodedObservation:
     extras: Array
 
 
-def decode_observation(observation: ArrayLike, task: Task) -> DecodedObservation:
+def decode_observation(
+    observation: ArrayLike, task: Task, kind: str = "state"
+) -> DecodedObservation:
     """Invert the observation encoding of ``task``.
 
     Parameters
     ----------
-    observation : array_like, shape (6 + task.extras_size,) or (..., 6 + task.extras_size)
+    observation : array_like, shape (k + task.extras_size,) or (..., k + task.extras_size)
+        ``k = 6`` for ``kind="state"``, 4 for ``"angles"``.
     task : Task
         The task whose observations these are; by convention its goal is the
         first ``goal_size`` extras.
+    kind : {"state", "angles"}
+        The env's ``observation`` (:data:`twolink_gym.imperfections.OBSERVATIONS`).
+        An angles-only observation has no speeds: the decoded ``dq1, dq2`` are NaN.
 
     Raises
     ------
     ValueError
-        If the last axis does not match the task's observation size.
+        If the last axis does not match the task's observation size, or on an
+        unknown ``kind``.
     """
+    if kind not in OBSERVATIONS:
+        raise ValueError(f"kind must be one of {sorted(OBSERVATIONS)}, got {kind!r}")
     obs = np.asarray(observation, dtype=np.float64)
-    size = len(STATE_OBS_NAMES) + task.extras_size
+    k = len(OBSERVATIONS[kind])
+    size = k + task.extras_size
     if obs.ndim == 0 or obs.shape[-1] != size:
         raise ValueError(
             f"observation must have shape ({size},) or (..., {size}) for task "
-            f"{task.name!r}, got {obs.shape}"
+            f"{task.name!r} and observation {kind!r}, got {obs.shape}"
         )
+    speeds = (obs[..., 4], obs[..., 5]) if k == 6 else (np.full(obs.shape[:-1], np.nan),) * 2
     state = np.stack(
         [
             np.arctan2(obs[..., 1], obs[..., 0]),
             np.arctan2(obs[..., 3], obs[..., 2]),
-            obs[..., 4],
-            obs[..., 5],
+            *speeds,
         ],
         -1,
     )
-    extras = obs[..., len(STATE_OBS_NAMES) :]
+    extras = obs[..., k:]
     return DecodedObservation(state=state, goal=extras[..., : task.goal_size], extras=extras)
 
 
@@ -174,6 +190,12 @@ class Simulation:
         Joint speed limit [rad/s]; speeds are clipped to it after every step.
     actuation : str
         ``"full"``, ``"acrobot"`` or ``"pendubot"`` (:data:`ACTUATIONS`).
+    randomization : Randomization or None
+        Per-episode arm parameters (``None``: every episode has :attr:`params`).
+    observation_model : ObservationModel or None
+        What the agent observes (``None``: the full state, without noise).
+    actuator_model : ActuatorModel or None
+        The motors' delay, response and noise (``None``: ideal motors).
     """
 
     params: ArmParams
@@ -183,6 +205,9 @@ class Simulation:
     max_torque: Array
     max_speed: float
     actuation: str = "full"
+    randomization: Randomization | None = None
+    observation_model: ObservationModel | None = None
+    actuator_model: ActuatorModel | None = None
     #: ``[max_torque1, max_torque2, max_speed, dt, substeps]``, the step kernel's ``config``
     config: Array = dataclasses.field(init=False, repr=False, compare=False)
     #: the task's options vector (:meth:`Task.kernel_options`)
@@ -204,11 +229,20 @@ class Simulation:
         max_speed: float = DEFAULT_MAX_SPEED,
         task_options: Mapping[str, Any] | None = None,
         actuation: str = "full",
+        randomize: Mapping[str, Any] | None = None,
+        observation: str = "state",
+        obs_noise: float | Sequence[float] = 0.0,
+        torque_noise: float = 0.0,
+        torque_response: float = 1.0,
+        action_delay: int = 0,
     ) -> Simulation:
         """Validate the environment's keyword arguments and build the simulation.
 
         ``max_torque=None`` takes the task's default for the actuation,
-        :meth:`~twolink_gym.tasks.Task.default_max_torque_for`.
+        :meth:`~twolink_gym.tasks.Task.default_max_torque_for`. ``randomize``,
+        ``observation``, ``obs_noise``, ``torque_noise``, ``torque_response``
+        and ``action_delay`` build the models of :mod:`twolink_gym.imperfections`
+        (``None`` where they change nothing).
 
         Raises
         ------
@@ -230,34 +264,74 @@ class Simulation:
         if isinstance(max_torque, bool) or not np.all(np.isfinite(torque) & (torque > 0)):
             raise ValueError(message)
         speed = positive_number(max_speed, "max_speed")
-        return cls(arm, the_task, dt, substeps, torque, speed, actuation)
+        randomization = Randomization.create(randomize)
+        if randomization is not None:
+            randomization.check([arm])
+        observation_model = ObservationModel.create(
+            observation, obs_noise, len(STATE_OBS_NAMES), the_task.extras_size
+        )
+        actuator_model = ActuatorModel.create(
+            torque_noise, torque_response, action_delay, ACTUATIONS[actuation]
+        )
+        return cls(
+            arm,
+            the_task,
+            dt,
+            substeps,
+            torque,
+            speed,
+            actuation,
+            randomization,
+            observation_model,
+            actuator_model,
+        )
 
     # -- spaces ----------------------------------------------------------
     @property
-    def observation_size(self) -> int:
-        """Length of the observation vector."""
+    def kernel_observation_size(self) -> int:
+        """Length of the step kernel's observation (the full state encoding and the extras)."""
         return len(STATE_OBS_NAMES) + self.task.extras_size
 
     @property
+    def observation_kind(self) -> str:
+        """``"state"`` or ``"angles"`` (the env's ``observation`` keyword)."""
+        return "state" if self.observation_model is None else self.observation_model.kind
+
+    @property
+    def observation_size(self) -> int:
+        """Length of the observation vector (after the observation model)."""
+        model = self.observation_model
+        return self.kernel_observation_size if model is None else model.size
+
+    @property
     def observation_names(self) -> tuple[str, ...]:
-        """Names of the observation entries, in order."""
-        return STATE_OBS_NAMES + self.task.extras_names()
+        """Names of the observation entries, in order (after the observation model)."""
+        names = STATE_OBS_NAMES + self.task.extras_names()
+        return names if self.observation_model is None else self.observation_model.names(names)
 
     def observation_bounds(
         self, params: Sequence[ArmParams] | None = None
     ) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
         """Finite float32 bounds ``(low, high)`` of the observation, each ``(obs_size,)``.
 
-        With ``params`` (one arm per copy), the bounds cover every copy's arm.
+        With ``params`` (one arm per copy), the bounds cover every copy's arm;
+        with a randomisation, every arm its ranges allow around them (the
+        extras' bounds at the all-lowest and the all-highest arm, see
+        :meth:`Randomization.extremes`); with observation noise, the noisy
+        entries' bounds are widened (:meth:`ObservationModel.bounds`).
         """
-        arms = dict.fromkeys([self.params] if params is None else params)
+        arms = list(dict.fromkeys([self.params] if params is None else params))
+        if self.randomization is not None:
+            arms = [extreme for arm in arms for extreme in self.randomization.extremes(arm)]
         bounds = [self.task.extras_bounds(arm) for arm in arms]
         lo = np.min([b[0] for b in bounds], axis=0)
         hi = np.max([b[1] for b in bounds], axis=0)
         s = self.max_speed
-        low = np.concatenate([[-1.0, -1.0, -1.0, -1.0, -s, -s], lo]).astype(np.float32)
-        high = np.concatenate([[1.0, 1.0, 1.0, 1.0, s, s], hi]).astype(np.float32)
-        return low, high
+        low = np.concatenate([[-1.0, -1.0, -1.0, -1.0, -s, -s], lo])
+        high = np.concatenate([[1.0, 1.0, 1.0, 1.0, s, s], hi])
+        if self.observation_model is not None:
+            low, high = self.observation_model.bounds(low, high)
+        return low.astype(np.float32), high.astype(np.float32)
 
     @property
     def max_episode_steps(self) -> int:
@@ -316,7 +390,7 @@ class Simulation:
     def buffers(self, n: int) -> StepBuffers:
         """Fresh output arrays for ``n`` arms."""
         return StepBuffers(
-            obs=np.zeros((n, self.observation_size), dtype=np.float32),
+            obs=np.zeros((n, self.kernel_observation_size), dtype=np.float32),
             out=np.zeros((n, OUT_SIZE)),
             terms=np.zeros((n, len(self.task.term_names))),
             extras=np.zeros((n, self.task.extras_size)),
@@ -361,7 +435,10 @@ class Simulation:
         )
 
     def observe(self, state: ArrayLike, goal: ArrayLike) -> NDArray[np.float32]:
-        """Observations ``(n, obs_size)`` of states ``(n, 4)`` with goals ``(n, goal_size)``."""
+        """Kernel observations ``(n, 6 + extras_size)`` of states ``(n, 4)`` with goals ``(n, goal_size)``.
+
+        The full, noiseless observation (before any :attr:`observation_model`).
+        """
         x = np.ascontiguousarray(state, dtype=np.float64)
         n = x.shape[0]
         g = np.ascontiguousarray(goal, dtype=np.float64).reshape(n, self.task.goal_size)
@@ -494,3 +571,26 @@ class SimulationProperties:
     def actuation(self) -> str:
         """``"full"``, ``"acrobot"`` (elbow motor only) or ``"pendubot"`` (shoulder only)."""
         return self.sim.actuation
+
+    @property
+    def observation_kind(self) -> str:
+        """``"state"`` or ``"angles"`` (the ``observation`` keyword).
+
+        Not named ``observation``: Gymnasium's observation wrappers have a method of that name.
+        """
+        return self.sim.observation_kind
+
+    @property
+    def randomization(self) -> Randomization | None:
+        """The per-episode randomisation of the arm (``None``: every episode has :attr:`params`)."""
+        return self.sim.randomization
+
+    @property
+    def observation_model(self) -> ObservationModel | None:
+        """The observation model (``None``: the full state, without noise)."""
+        return self.sim.observation_model
+
+    @property
+    def actuator_model(self) -> ActuatorModel | None:
+        """The actuator model (``None``: ideal motors)."""
+        return self.sim.actuator_model

@@ -14,6 +14,7 @@ from numpy.typing import NDArray
 
 from twolink_gym import _jit
 from twolink_gym._arrays import positive_integer
+from twolink_gym.imperfections import RANDOMIZABLE
 from twolink_gym.params import ArmParams
 from twolink_gym.simulation import (
     DEFAULT_MAX_SPEED,
@@ -64,13 +65,22 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         ``info["_final_obs"]``).
     render_mode : {"rgb_array"}, optional
         Renders one frame per copy.
+    randomize, observation, obs_noise, torque_noise, torque_response, action_delay
+        The robustness models, as for :class:`~twolink_gym.env.TwoLinkEnv`.
+        Each copy draws its own arm (around its own ``params``) at each of its
+        resets and its own noise, from its own generator, so copy ``i`` equals
+        a single env seeded ``seed + i``.
 
     Notes
     -----
     ``reset(options=...)`` takes ``"state"`` of shape ``(num_envs, 4)`` (or
     ``(4,)`` for all copies) and, for reach, ``"target"`` of shape
     ``(num_envs, 2)``. ``info`` is a dict of arrays with leading axis
-    ``num_envs``, each key ``k`` with its mask ``_k`` (all True).
+    ``num_envs``, each key ``k`` with its mask ``_k`` (all True). With
+    ``randomize``, ``info["params"]`` holds each copy's current arm in
+    Gymnasium's vector form of a dict entry (as ``SyncVectorEnv`` gives it):
+    ``{field: array (num_envs,), "_" + field: mask}`` for every ``ArmParams``
+    field, with the mask ``info["_params"]``.
     """
 
     metadata: dict[str, Any] = {  # noqa: RUF012 - Gymnasium's convention
@@ -97,6 +107,12 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         render_mode: str | None = None,
         num_threads: int = 1,
         actuation: str = "full",
+        randomize: Mapping[str, Any] | None = None,
+        observation: str = "state",
+        obs_noise: float | Sequence[float] = 0.0,
+        torque_noise: float = 0.0,
+        torque_response: float = 1.0,
+        action_delay: int = 0,
     ) -> None:
         num_envs = positive_integer(num_envs, "num_envs")
         per_copy: list[ArmParams] | None = None
@@ -115,6 +131,12 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
                 f"got {num_threads}"
             )
         self.sim = Simulation.create(
+            randomize=randomize,
+            observation=observation,
+            obs_noise=obs_noise,
+            torque_noise=torque_noise,
+            torque_response=torque_response,
+            action_delay=action_delay,
             actuation=actuation,
             task=task,
             params=params,
@@ -124,6 +146,8 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
             max_speed=max_speed,
             task_options=task_options,
         )
+        if self.sim.randomization is not None and per_copy is not None:
+            self.sim.randomization.check(per_copy)
         if max_episode_steps is None:
             max_episode_steps = self.sim.max_episode_steps
         max_episode_steps = positive_integer(max_episode_steps, "max_episode_steps")
@@ -155,6 +179,7 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         self.num_threads = num_threads
         low, high = self.sim.observation_bounds(per_copy)
         self.single_observation_space = spaces.Box(low, high, dtype=np.float32)
+        self._obs_bounds = (low, high)
         self.single_action_space = spaces.Box(
             -1.0, 1.0, shape=(self.sim.action_size,), dtype=np.float32
         )
@@ -162,10 +187,19 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
 
         n = self.num_envs
+        self._nominal: list[ArmParams] = per_copy or [self.sim.params] * n
+        # each copy's current arm (None: the one arm of self.sim for all)
         self._params: list[ArmParams] | None = per_copy
         self._arms = self.sim.arms(per_copy, n)
         self._rngs = [seeding.np_random()[0] for _ in range(n)]
-        self._state, self._goal = self.sim.initial_conditions(self._rngs, None, n, per_copy)
+        # the current arms as columns of RANDOMIZABLE (for info["params"])
+        self._param_table = np.zeros((n, len(RANDOMIZABLE)))
+        if self.sim.randomization is not None:
+            self._params = list(self._nominal)
+            self._draw_arms(np.arange(n))
+        self._state, self._goal = self.sim.initial_conditions(self._rngs, None, n, self._params)
+        model = self.sim.actuator_model
+        self._actuator = None if model is None else model.new_state(n)
         self._elapsed = np.zeros(n, dtype=np.int64)
         self._needs_reset = np.zeros(n, dtype=bool)
         self._last_action = np.zeros((n, 2))
@@ -190,8 +224,32 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         return self._goal.copy()
 
     def decode(self, observation: Any) -> DecodedObservation:
-        """Recover states and goals from a batch of observations."""
-        return decode_observation(observation, self.sim.task)
+        """Recover states and goals from a batch of observations (angles only: NaN speeds)."""
+        return decode_observation(observation, self.sim.task, self.sim.observation_kind)
+
+    def _draw_arms(self, idx: NDArray[np.intp]) -> None:
+        """New arms for copies ``idx`` from the randomisation, each from its own generator."""
+        randomization = self.sim.randomization
+        if randomization is None or self._params is None:
+            return
+        rows = idx.tolist()
+        drawn = randomization.draw([self._rngs[i] for i in rows], [self._nominal[i] for i in rows])
+        for i, arm in zip(rows, drawn, strict=True):
+            self._params[i] = arm
+        self._arms[idx] = self.sim.arms(drawn, len(rows))
+        self._param_table[idx] = [[getattr(arm, f) for f in RANDOMIZABLE] for arm in drawn]
+
+    def _observe(
+        self,
+        kernel_obs: NDArray[np.float32],
+        rngs: Sequence[np.random.Generator],
+        rows: NDArray[np.intp] | None = None,
+    ) -> NDArray[np.float32]:
+        """What the agent sees of the kernel's observations (a new array; observation model)."""
+        model = self.sim.observation_model
+        if model is None:
+            return kernel_obs.copy()
+        return model.apply(kernel_obs, rngs, *self._obs_bounds, rows)
 
     # -- Gymnasium API ---------------------------------------------------
     def reset(
@@ -225,13 +283,17 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
             self._rngs = [rng for rng, _ in rngs]
             self._np_random = self._rngs[0]
             self._np_random_seed = rngs[0][1]
+        self._draw_arms(np.arange(n))
         self._state, self._goal = self.sim.initial_conditions(self._rngs, options, n, self._params)
         self._elapsed[:] = 0
         self._needs_reset[:] = False
         self._last_action[:] = 0.0
         self._last_reward[:] = 0.0
+        if self._actuator is not None:
+            self._actuator.reset()
         self.sim.observe_into(self._arms, self._state, self._goal, self._buffers)
-        return self._buffers.obs.copy(), self._info(self.sim.evaluation(self._buffers))
+        obs = self._observe(self._buffers.obs, self._rngs)
+        return obs, self._info(self.sim.evaluation(self._buffers))
 
     def _seed_list(self, seed: Any) -> list[int | None]:
         """One seed per copy from an int or a sequence (numpy integers become ints)."""
@@ -265,8 +327,14 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         restart = self._needs_reset.copy() if mode == AutoresetMode.NEXT_STEP else None
 
         self._last_action = self.sim.expand_action(a)
+        # copies restarted in this step (NextStep) draw no noise: they get a reset's draws
+        rows = None if restart is None or not restart.any() else np.flatnonzero(~restart)
+        if self._actuator is not None:
+            model = self.sim.actuator_model
+            assert model is not None
+            self._last_action = model.apply(self._last_action, self._actuator, self._rngs, rows)
         self._step_kernel()
-        obs = self._buffers.obs.copy()
+        obs = self._observe(self._buffers.obs, self._rngs, rows)
         outcome = self.sim.evaluation(self._buffers)
         self._elapsed += 1
         terminated = outcome.terminated.copy()
@@ -290,7 +358,7 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
             info["final_obs"] = np.where(done[:, None], obs, 0.0).astype(np.float32)
             info["_final_obs"] = done.copy()
             info["final_info"] = {
-                k: (done.copy() if k.startswith("_") else v.copy())
+                k: (done.copy() if k.startswith("_") else _copy(v))
                 for k, v in info.items()
                 if not k.startswith(("final", "_final"))
             }
@@ -317,18 +385,20 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         self, idx: NDArray[np.intp], obs: NDArray[np.float32], info: dict[str, Any]
     ) -> None:
         """Start new episodes in copies ``idx``, writing their reset obs and info in place."""
+        self._draw_arms(idx)
         params = None if self._params is None else [self._params[i] for i in idx]
-        states, goals = self.sim.initial_conditions(
-            [self._rngs[i] for i in idx], None, len(idx), params
-        )
+        rngs = [self._rngs[i] for i in idx]
+        states, goals = self.sim.initial_conditions(rngs, None, len(idx), params)
         self._state[idx] = states
         self._goal[idx] = goals
         self._elapsed[idx] = 0
         self._last_action[idx] = 0.0
         self._last_reward[idx] = 0.0
+        if self._actuator is not None:
+            self._actuator.reset(idx)
         buffers = self.sim.buffers(len(idx))
         self.sim.observe_into(np.ascontiguousarray(self._arms[idx]), states, goals, buffers)
-        obs[idx] = buffers.obs
+        obs[idx] = self._observe(buffers.obs, rngs)
         self._overwrite_info(info, idx, self.sim.evaluation(buffers))
 
     def _info(self, outcome: Evaluation) -> dict[str, Any]:
@@ -342,6 +412,14 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         if self.sim.task.goal_size:
             info["target"] = self._goal.copy()
         info.update(outcome.terms)
+        if self.sim.randomization is not None:
+            # Gymnasium's vector form of a dict entry: each field with its mask
+            params: dict[str, Any] = {}
+            field_masks = np.ones((len(RANDOMIZABLE), self.num_envs), dtype=bool)
+            for j, field in enumerate(RANDOMIZABLE):
+                params[field] = self._param_table[:, j].copy()
+                params["_" + field] = field_masks[j]
+            info["params"] = params
         # one mask per key (rows of one allocation): editing one leaves the others
         masks = np.ones((len(info), self.num_envs), dtype=bool)
         for key, mask in zip(list(info), masks, strict=True):
@@ -360,6 +438,9 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
             info["target"][idx] = self._goal[idx]
         for key, value in fresh.terms.items():
             info[key][idx] = value
+        if "params" in info:
+            for j, field in enumerate(RANDOMIZABLE):
+                info["params"][field][idx] = self._param_table[idx, j]
 
     # -- rendering -------------------------------------------------------
     def render(self) -> tuple[NDArray[np.uint8], ...] | None:
@@ -381,6 +462,8 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
                 for arm in self.arm_params
             ]
         torques = self.sim.torque(self._last_action)
+        for renderer, arm in zip(self._renderers, self.arm_params, strict=True):
+            renderer.params = arm  # a randomised copy's current arm
         return tuple(
             r.draw(
                 self._state[i],
@@ -398,3 +481,10 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
             for r in self._renderers:
                 r.close()
             self._renderers = None
+
+
+def _copy(value: Any) -> Any:
+    """A copy of an info entry: an array, or a dict of arrays (``info["params"]``)."""
+    if isinstance(value, dict):
+        return {k: v.copy() for k, v in value.items()}
+    return value.copy()

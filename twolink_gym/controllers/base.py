@@ -235,12 +235,25 @@ class Controller(abc.ABC):
         env : TwoLinkEnv, TwoLinkVectorEnv, SB3 VecEnv or Simulation
             See :func:`simulation_of`. Task, ``dt`` and ``max_torque`` come from it.
         model_params : ArmParams or dict, optional
-            The controller's model of the arm; default: the env's true parameters.
+            The controller's model of the arm; default: the env's nominal
+            parameters (with ``randomize``, not the episode's drawn arm).
         **options
             The controller's own keyword arguments (gains, weights, ...).
+
+        Raises
+        ------
+        ValueError
+            If the env's actuation is not one the controller drives, or its
+            observation is not the full state (``observation="angles"``).
         """
         sim = simulation_of(env)
         cls.check_actuation(sim.actuation)
+        if sim.observation_kind != "state":
+            raise ValueError(
+                f"{cls.__name__} needs the joint speeds: the env's observation must be "
+                f"'state', got {sim.observation_kind!r} (the classical controllers do not "
+                "estimate speeds from angles)"
+            )
         params = sim.params if model_params is None else model_params
         if sim.actuation != "full":
             options = {**options, "actuation": sim.actuation}
