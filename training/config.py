@@ -84,6 +84,25 @@ class EnvConfig:
         ``observation`` / ``achieved_goal`` / ``desired_goal`` and a batched
         ``compute_reward``), as SB3's ``HerReplayBuffer`` needs. Tasks with a
         goal only (reach).
+    randomize : dict
+        Per-episode domain randomisation, ``{field: [low, high]}`` (factors of
+        the nominal value) or ``{field: {absolute: [low, high]}}``
+        (:class:`twolink_gym.imperfections.Randomization`); empty: none.
+    observation : str
+        ``"state"`` (default) or ``"angles"`` (joint angles only, no speeds).
+    obs_noise : float or list of float
+        Std of the Gaussian observation noise (a number: on every state
+        entry; a list: one per observation entry).
+    torque_noise : float
+        Std of the Gaussian torque noise, a fraction of ``max_torque``.
+    torque_response : float
+        First-order torque response gain in ``(0, 1]`` (1: ideal motors).
+    action_delay : int
+        Control steps between a command and its application.
+    frame_stack : int
+        Observations stacked for the agent (SB3's ``VecFrameStack`` over the
+        training and evaluation envs; 1: none). The usual remedy for
+        ``observation: angles``. Not with ``goal_observation``.
     """
 
     task: str
@@ -99,6 +118,13 @@ class EnvConfig:
     normalize_obs: bool = True
     normalize_reward: bool = True
     goal_observation: bool = False
+    randomize: dict[str, Any] = dataclasses.field(default_factory=dict)
+    observation: str = "state"
+    obs_noise: float | list[float] = 0.0
+    torque_noise: float = 0.0
+    torque_response: float = 1.0
+    action_delay: int = 0
+    frame_stack: int = 1
 
     @property
     def resolved_max_torque(self) -> tuple[float, float]:
@@ -119,7 +145,32 @@ class EnvConfig:
             "max_torque": self.resolved_max_torque,
             "task_options": dict(self.task_options) or None,
             "actuation": self.actuation,
+            "randomize": dict(self.randomize) or None,
+            "observation": self.observation,
+            "obs_noise": list(self.obs_noise)
+            if isinstance(self.obs_noise, list)
+            else self.obs_noise,
+            "torque_noise": self.torque_noise,
+            "torque_response": self.torque_response,
+            "action_delay": self.action_delay,
         }
+
+    def nominal(self) -> EnvConfig:
+        """The same env without its robustness conditions (randomisation, noise, actuator models).
+
+        What an agent's environment must match to run it: an agent trained
+        with randomisation or noise acts on the nominal env as well (the
+        ``observation`` and ``frame_stack``, which fix the observation's
+        layout, stay).
+        """
+        return dataclasses.replace(
+            self,
+            randomize={},
+            obs_noise=0.0,
+            torque_noise=0.0,
+            torque_response=1.0,
+            action_delay=0,
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -334,6 +385,13 @@ def _validate(cfg: RunConfig) -> None:
         raise ConfigError(
             f"{src}: env.vectorization must be 'native' or 'dummy', got {cfg.env.vectorization!r}"
         )
+    if cfg.env.frame_stack < 1:
+        raise ConfigError(f"{src}: env.frame_stack must be >= 1, got {cfg.env.frame_stack}")
+    if cfg.env.frame_stack > 1 and cfg.env.goal_observation:
+        raise ConfigError(
+            f"{src}: env.frame_stack > 1 cannot be combined with env.goal_observation "
+            "(the goal-conditioned view splits a flat observation)"
+        )
     if cfg.env.max_torque is not None and len(cfg.env.max_torque) != 2:
         raise ConfigError(f"{src}: env.max_torque must have 2 entries, got {cfg.env.max_torque}")
     if cfg.algo.name not in ALGORITHMS:
@@ -427,7 +485,12 @@ def _check_environment(env: EnvConfig, src: str) -> None:
     try:
         TwoLinkEnv(**env.make_kwargs()).reset(seed=0)
     except (TypeError, ValueError) as exc:
-        message = _with_key_path(str(exc), r"^(dt|substeps|max_torque|actuation)\b", "env")
+        message = _with_key_path(
+            str(exc),
+            r"^(dt|substeps|max_torque|actuation|randomize|observation|obs_noise"
+            r"|torque_noise|torque_response|action_delay)\b",
+            "env",
+        )
         raise ConfigError(f"{src}: {message}") from exc
     try:
         gym.spec(env.id)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import gymnasium as gym
 from stable_baselines3.common.env_util import make_vec_env
-from stable_baselines3.common.vec_env import VecEnv, VecMonitor, VecNormalize
+from stable_baselines3.common.vec_env import VecEnv, VecFrameStack, VecMonitor, VecNormalize
 from twolink_gym.training.config import EnvConfig
 from twolink_gym.training.goal_env import GOAL_FREE_TERMS, GoalObservationVecEnv, GoalSplit
 
@@ -37,7 +37,11 @@ def make_vec(cfg: EnvConfig, n_envs: int, seed: int | None) -> VecEnv:
     ``cfg.vectorization`` picks the native batched env (one dynamics call per
     step for all copies) or SB3's ``DummyVecEnv`` over ``gym.make(cfg.id)``.
     Copy ``i`` is seeded ``seed + i`` in both cases. With ``cfg.goal_observation``
-    the env is wrapped in :class:`~twolink_gym.training.goal_env.GoalObservationVecEnv`.
+    the env is wrapped in :class:`~twolink_gym.training.goal_env.GoalObservationVecEnv`;
+    with ``cfg.frame_stack > 1`` in SB3's ``VecFrameStack`` (the last
+    ``frame_stack`` observations side by side, newest last, zeros before an
+    episode's first), so that ``VecNormalize`` (:func:`make_training_env`)
+    normalises the stacked observation.
     """
     kwargs = cfg.make_kwargs()
     venv: VecEnv
@@ -63,6 +67,8 @@ def make_vec(cfg: EnvConfig, n_envs: int, seed: int | None) -> VecEnv:
                 env_id = CONVENIENCE_IDS[cfg.task]
                 kwargs.pop("task")
         venv = make_vec_env(lambda: gym.make(env_id, **kwargs), n_envs=n_envs, seed=seed)
+    if cfg.frame_stack > 1:
+        venv = VecFrameStack(venv, cfg.frame_stack)
     if cfg.goal_observation:
         split, task = goal_split(cfg)
         venv = GoalObservationVecEnv(venv, task, split)

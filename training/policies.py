@@ -61,6 +61,11 @@ class SB3Agent:
     observation_view : callable, optional
         Maps the env's flat observations ``(n, d)`` to what the model was trained
         on (a :class:`~twolink_gym.training.goal_env.GoalSplit` for a goal-conditioned agent).
+    frame_stack : int
+        Observations the model sees side by side (``env.frame_stack`` of its
+        config), stacked as SB3's ``VecFrameStack`` does (newest last, zeros
+        before an episode's first) before the normalisation. The stack travels
+        in ``predict``'s ``state`` (pass it back, with ``episode_start``).
     """
 
     def __init__(
@@ -68,10 +73,12 @@ class SB3Agent:
         model: BaseAlgorithm,
         vec_normalize: VecNormalize | None = None,
         observation_view: Callable[[NDArray[np.float32]], Any] | None = None,
+        frame_stack: int = 1,
     ) -> None:
         self.model = model
         self.vec_normalize = vec_normalize
         self.observation_view = observation_view
+        self.frame_stack = frame_stack
 
     def predict(
         self,
@@ -84,12 +91,37 @@ class SB3Agent:
         obs: Any = np.asarray(observation, dtype=np.float32)
         if self.observation_view is not None:
             obs = self.observation_view(obs)
+        stack = None
+        if self.frame_stack > 1:
+            stack, state = state if state is not None else (None, None)
+            stack = self._stack(obs, stack, episode_start)
+            obs = stack if obs.ndim == 2 else stack[0]
         if self.vec_normalize is not None:
             obs = self.vec_normalize.normalize_obs(obs)
         action, state = self.model.predict(
             obs, state=state, episode_start=episode_start, deterministic=deterministic
         )
+        if self.frame_stack > 1:
+            state = (stack, state)
         return np.asarray(action, dtype=np.float32), state
+
+    def _stack(
+        self, obs: NDArray[np.float32], stack: NDArray[np.float32] | None, episode_start: Any
+    ) -> NDArray[np.float32]:
+        """The next frame stack ``(n, frame_stack * d)`` after observations ``obs`` ``(n, d)`` or ``(d,)``."""
+        frames = obs.reshape(-1, obs.shape[-1])
+        n, d = frames.shape
+        size = self.frame_stack * d
+        if stack is None or stack.shape != (n, size):
+            stack, starts = np.zeros((n, size), dtype=np.float32), np.ones(n, dtype=bool)
+        else:
+            starts = np.zeros(n, dtype=bool)
+            if episode_start is not None:
+                starts = np.asarray(episode_start, dtype=bool).reshape(n)
+            stack = np.roll(stack, -d, axis=-1)
+        stack[starts] = 0.0
+        stack[:, -d:] = frames
+        return stack
 
 
 @dataclasses.dataclass
@@ -151,24 +183,27 @@ def _load_exported(folder: Path, env_cfg: EnvConfig) -> LoadedPolicy:
             f"policy {str(folder)!r}: trained with VecNormalize but {stats} is missing"
         )
     view = goal_split(agent_env)[0] if goal_view else None
-    agent = SB3Agent(network, vec, view)  # type: ignore[arg-type]
+    agent = SB3Agent(network, vec, view, run_cfg.env.frame_stack)  # type: ignore[arg-type]
     return LoadedPolicy(f"{run_cfg.algo.name} ({folder.name})", "agent", agent, folder)
 
 
 def _check_same_env(path: Path, trained: EnvConfig, env_cfg: EnvConfig) -> None:
-    """Raise ``ValueError`` if an agent trained on ``trained`` is run on another env."""
+    """Raise ``ValueError`` if an agent trained on ``trained`` is run on another env.
+
+    The robustness conditions (randomisation, noise, actuator models) may
+    differ: the envs are compared through :meth:`EnvConfig.nominal`. So may
+    ``frame_stack``: the agent stacks its observations itself (:class:`SB3Agent`).
+    """
     if trained.task != env_cfg.task:
         raise ValueError(
             f"policy {str(path)!r} was trained on task {trained.task!r}, "
             f"but the evaluation task is {env_cfg.task!r}"
         )
-    if (
-        trained.make_kwargs() != env_cfg.make_kwargs()
-        or trained.max_episode_steps != env_cfg.max_episode_steps
-    ):
+    mine, theirs = trained.nominal().make_kwargs(), env_cfg.nominal().make_kwargs()
+    if mine != theirs or trained.max_episode_steps != env_cfg.max_episode_steps:
         raise ValueError(
             f"policy {str(path)!r} was trained on another environment "
-            f"({trained.make_kwargs()}) than the evaluation one ({env_cfg.make_kwargs()})"
+            f"({mine}) than the evaluation one ({theirs})"
         )
 
 
@@ -204,7 +239,8 @@ def _load_agent(path: Path, env_cfg: EnvConfig) -> LoadedPolicy:
         raise ValueError(f"policy {str(path)!r}: trained with VecNormalize but {stats} is missing")
     view = goal_split(agent_env)[0] if goal_view else None
     label = f"{name} ({run_dir.name})"
-    return LoadedPolicy(label, "agent", SB3Agent(model, vec, view), run_dir)
+    stack = run_cfg.env.frame_stack if run_cfg is not None else 1
+    return LoadedPolicy(label, "agent", SB3Agent(model, vec, view, stack), run_dir)
 
 
 def load_pretrained(name: str) -> tuple[SB3Agent, EnvConfig]:
