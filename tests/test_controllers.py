@@ -72,10 +72,16 @@ def test_controllers_map_names_to_classes_and_tasks():
         "pd_gravity",
         "impedance",
         "energy_swingup",
+        "acrobot_swingup",
+        "pendubot_swingup",
     }
     assert CONTROLLERS["lqr"].task_names() == ("balance",)
     assert CONTROLLERS["energy_swingup"].task_names() == ("swingup",)
-    assert set(controllers_for("swingup")) == {"energy_swingup"}
+    assert set(controllers_for("swingup")) == {
+        "energy_swingup",
+        "acrobot_swingup",
+        "pendubot_swingup",
+    }
     assert CONTROLLERS["impedance"].task_names() == ("reach",)
     assert set(controllers_for("reach")) == {"computed_torque", "pd_gravity", "impedance"}
     assert set(controllers_for("balance")) == {"lqr", "computed_torque", "pd_gravity"}
@@ -460,7 +466,8 @@ def test_impedance_does_not_apply_to_balance():
     "name,task", [(n, t) for n, cls in CONTROLLERS.items() for t in cls.task_names()]
 )
 def test_batched_predict_equals_a_loop_of_single_calls(name, task):
-    env = tg.TwoLinkVectorEnv(6, task=task)
+    actuation = CONTROLLERS[name].actuations[0]  # the full arm, or the one arm it drives
+    env = tg.TwoLinkVectorEnv(6, task=task, actuation=actuation)
     controller = CONTROLLERS[name].from_env(env)
     single = CONTROLLERS[name].from_env(env)
     obs, _ = env.reset(seed=10)
@@ -470,7 +477,7 @@ def test_batched_predict_equals_a_loop_of_single_calls(name, task):
         action, state = controller.predict(obs, state, start)
         for i in range(6):
             a_i, states[i] = single.predict(obs[i], states[i], start[i])
-            assert a_i.shape == (2,)
+            assert a_i.shape == (env.sim.action_size,)
             np.testing.assert_allclose(a_i, action[i], rtol=1e-6, atol=1e-7)
             if state is not None:
                 np.testing.assert_allclose(states[i], state[i], rtol=1e-12)

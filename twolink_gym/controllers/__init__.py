@@ -21,6 +21,11 @@ from twolink_gym.controllers.computed_torque import ComputedTorqueController
 from twolink_gym.controllers.impedance import ImpedanceController
 from twolink_gym.controllers.lqr import LQRController, LQRDesign, design_lqr, discrete_lqr
 from twolink_gym.controllers.pd_gravity import PDGravityController
+from twolink_gym.controllers.pfl_swingup import (
+    AcrobotSwingupController,
+    PendubotSwingupController,
+    collocated_pfl_torque,
+)
 from twolink_gym.controllers.swingup import SWINGUP_CATCH_LEVEL, EnergySwingupController
 from twolink_gym.controllers.trajectory import quintic
 from twolink_gym.tasks import Task
@@ -28,6 +33,7 @@ from twolink_gym.tasks import Task
 __all__ = [
     "CONTROLLERS",
     "SWINGUP_CATCH_LEVEL",
+    "AcrobotSwingupController",
     "ComputedTorqueController",
     "Controller",
     "EnergySwingupController",
@@ -35,6 +41,8 @@ __all__ = [
     "LQRController",
     "LQRDesign",
     "PDGravityController",
+    "PendubotSwingupController",
+    "collocated_pfl_torque",
     "controllers_for",
     "design_lqr",
     "discrete_lqr",
@@ -50,6 +58,8 @@ CONTROLLERS: dict[str, type[Controller]] = {
     "pd_gravity": PDGravityController,
     "impedance": ImpedanceController,
     "energy_swingup": EnergySwingupController,
+    "acrobot_swingup": AcrobotSwingupController,
+    "pendubot_swingup": PendubotSwingupController,
 }
 
 
