@@ -148,6 +148,7 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         low, high = self.sim.observation_bounds()
         self.observation_space = spaces.Box(low, high, dtype=np.float32)
         self._obs_bounds = (low, high)
+        self._plain_obs = self.sim.observation_model is None
         self.action_space = spaces.Box(-1.0, 1.0, shape=(self.sim.action_size,), dtype=np.float32)
 
         # the kernel's arrays, updated in place (never rebound: _step_args holds them)
@@ -257,10 +258,6 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
             a = self.sim.check_action(action, (self.sim.action_size,))
             self._last_action[:] = self.sim.expand_action(a[None, :])
             return self._advance()
-        if self._actuator is not None:
-            a = self.sim.check_action(action, (2,))
-            self._last_action[:] = a
-            return self._advance()
         if type(action) is np.ndarray and action.shape == (2,) and action.dtype.kind == "f":
             a1, a2 = action.tolist()
             if not (math.isfinite(a1) and math.isfinite(a2)):
@@ -288,7 +285,8 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         self._last_reward = reward = row[0]
         if self.render_mode == "human":
             self.render()
-        return self._observation(), reward, row[4] != 0.0, False, self._info(row)
+        obs = self._buffers.obs[0].copy() if self._plain_obs else self._observation()
+        return obs, reward, row[4] != 0.0, False, self._info(row)
 
     def _observation(self) -> ObsType:
         """The observation of the current state (a new array), through the observation model."""
