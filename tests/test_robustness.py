@@ -19,12 +19,14 @@ from twolink_gym.training import evaluate as evaluate_module
 from twolink_gym.training.cli import main
 from twolink_gym.training.conditions import (
     MODEL_FIELDS,
+    PERTURBATIONS,
     Condition,
     build_conditions,
     parse_levels,
 )
 from twolink_gym.training.config import EnvConfig, RunConfig, config_from_dict
 from twolink_gym.training.evaluate import EpisodeSet, draw_episodes, evaluate_policies
+from twolink_gym.training.policies import LoadedPolicy, load_policy
 from twolink_gym.training.robustness import (
     PolicyRobustness,
     RobustnessResult,
@@ -33,6 +35,7 @@ from twolink_gym.training.robustness import (
     markdown_table,
     robustness,
     robustness_score,
+    run_conditions,
 )
 
 from twolink_gym.params import ArmParams
@@ -190,6 +193,71 @@ def test_episodes_out_of_the_true_arms_reach_are_not_run() -> None:
         f"| l1 ×0.7 | model | {100 * result.policies[0].success['l1 ×0.7'].mean():.0f}% | {reachable.sum()} |"
         in table
     )
+
+
+def test_each_condition_sets_its_env_model() -> None:
+    base = config().env
+    conditions = {
+        c.name: c.env_config(base)
+        for c in build_conditions(base, [n for n in PERTURBATIONS if n != "model"])
+    }
+    assert conditions["nominal"] == base
+    envs = {name: TwoLinkVectorEnv(2, **cfg.make_kwargs()) for name, cfg in conditions.items()}
+    assert envs["nominal"].actuator_model is None and envs["nominal"].observation_model is None
+    noise = envs["obs_noise 0.05"].observation_model
+    assert noise is not None and 0.05 in noise.noise
+    act = envs["torque_noise 0.1"].actuator_model
+    assert act is not None and (act.noise, act.response, act.delay) == (0.1, 1.0, 0)
+    act = envs["torque_response 0.25"].actuator_model
+    assert act is not None and (act.noise, act.response, act.delay) == (0.0, 0.25, 0)
+    act = envs["action_delay 2"].actuator_model
+    assert act is not None and (act.noise, act.response, act.delay) == (0.0, 1.0, 2)
+    assert envs["observation angles"].observation_kind == "angles"
+    # the true arm of every one of these is the nominal arm
+    assert all(env.sim.params == ArmParams() for env in envs.values())
+
+
+def test_noise_conditions_are_reproducible_and_the_config_noise_is_not_nominal() -> None:
+    # pd_gravity balances in every episode without noise, in some with obs_noise 0.01
+    noisy = config(episodes=8, obs_noise=0.05, torque_noise=0.05)
+    runs = [
+        robustness(noisy, ["pd_gravity"], kinds=["obs_noise"], levels={"obs_noise": [0.01]})
+        for _ in range(2)
+    ]
+    first, second = (r.policies[0].success for r in runs)
+    assert 0 < first["obs_noise 0.01"].mean() < 1
+    np.testing.assert_array_equal(first["obs_noise 0.01"], second["obs_noise 0.01"])
+    # the config's own noise is not part of the nominal condition
+    _, expected = evaluate_policies(["pd_gravity"], config(episodes=8))
+    assert expected[0].success.all()
+    np.testing.assert_array_equal(first["nominal"], expected[0].success)
+
+
+class AnyObservation:
+    """A policy that takes observations of any width (zero torque)."""
+
+    def predict(self, obs: Any, state: Any = None, episode_start: Any = None, **_: Any) -> Any:
+        return np.zeros((np.atleast_2d(obs).shape[0], 2), dtype=np.float32), state
+
+
+def test_angles_only_is_skipped_for_a_policy_that_cannot_take_it() -> None:
+    cfg = config(episodes=2)
+    base = cfg.env
+    env = TwoLinkVectorEnv(1, **base.make_kwargs())
+    conditions = build_conditions(base, ["observation"])
+    episodes = draw_episodes(base, 2, 500)
+    feasible = {c.name: np.ones(2, dtype=bool) for c in conditions}
+    lqr = load_policy("lqr", base, env)
+    skipped = run_conditions(lqr, base, episodes, conditions, feasible)
+    assert set(skipped.success) == {"nominal"}
+    assert (
+        "acts on observations of shape (6,), this condition gives (4,)"
+        in (skipped.skipped["observation angles"])
+    )
+    runs = run_conditions(
+        LoadedPolicy("any", "agent", AnyObservation()), base, episodes, conditions, feasible
+    )
+    assert set(runs.success) == {"nominal", "observation angles"} and not runs.skipped
 
 
 # -- bad input -----------------------------------------------------------------

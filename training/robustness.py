@@ -193,7 +193,8 @@ def feasible_episodes(env_cfg: EnvConfig, episodes: EpisodeSet) -> NDArray[np.bo
 def _probe(policy: LoadedPolicy, env_cfg: EnvConfig, nominal: EnvConfig) -> str | None:
     """Why ``policy`` cannot act on ``env_cfg``'s observations, or ``None`` if it can."""
     shape = TwoLinkEnv(**env_cfg.make_kwargs()).observation_space.shape
-    if shape == TwoLinkEnv(**nominal.make_kwargs()).observation_space.shape:
+    own = TwoLinkEnv(**nominal.make_kwargs()).observation_space.shape
+    if shape == own:
         return None
     obs = np.zeros((1, *(shape or ())), dtype=np.float32)
     try:
@@ -201,7 +202,11 @@ def _probe(policy: LoadedPolicy, env_cfg: EnvConfig, nominal: EnvConfig) -> str 
             obs, state=None, episode_start=np.ones(1, bool), deterministic=True
         )
     except (ValueError, RuntimeError) as exc:
-        return f"it cannot take observations of shape {shape} ({type(exc).__name__}: {exc})"
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        return (
+            f"it acts on observations of shape {own}, this condition gives {shape} "
+            f"({type(exc).__name__}: {first[:160]})"
+        )
     return None
 
 
@@ -251,7 +256,9 @@ def robustness(
     Parameters
     ----------
     cfg : RunConfig
-        Its ``env`` is the nominal environment, its ``evaluate`` section the episodes.
+        Its ``env`` without its own robustness conditions
+        (:meth:`EnvConfig.nominal`: no randomisation, noise or actuator model)
+        is the nominal environment; its ``evaluate`` section gives the episodes.
     specs : sequence of str
         Policies as ``evaluate`` takes them (controller names, ``"auto"``,
         ``pretrained:NAME``, run folders, exported agents, model files).
@@ -269,17 +276,18 @@ def robustness(
     """
     if episodes is not None and episodes < 1:
         raise ValueError(f"episodes must be >= 1, got {episodes}")
-    conditions = build_conditions(cfg.env, kinds, levels)
+    base = cfg.env.nominal()
+    conditions = build_conditions(base, kinds, levels)
     for c in conditions:  # every condition's env must build before anything runs
-        TwoLinkEnv(**c.env_config(cfg.env).make_kwargs())
-    env = TwoLinkEnv(**cfg.env.make_kwargs())
-    policies = [load_policy(spec, cfg.env, env) for spec in resolve_policies(specs, cfg)]
+        TwoLinkEnv(**c.env_config(base).make_kwargs())
+    env = TwoLinkEnv(**base.make_kwargs())
+    policies = [load_policy(spec, base, env) for spec in resolve_policies(specs, cfg)]
     n = episodes if episodes is not None else cfg.evaluate.episodes
-    episode_set = draw_episodes(cfg.env, n, cfg.evaluate.seed)
-    feasible = {c.name: feasible_episodes(c.env_config(cfg.env), episode_set) for c in conditions}
+    episode_set = draw_episodes(base, n, cfg.evaluate.seed)
+    feasible = {c.name: feasible_episodes(c.env_config(base), episode_set) for c in conditions}
     results = []
     for policy in policies:
-        results.append(run_conditions(policy, cfg.env, episode_set, conditions, feasible))
+        results.append(run_conditions(policy, base, episode_set, conditions, feasible))
         if progress is not None:
             progress(
                 f"{policy.label}: {len(conditions)} conditions in {results[-1].wall_time_s:.0f} s"
