@@ -381,10 +381,39 @@ def test_bad_model_keywords_name_the_argument(kwargs, match):
         TwoLinkVectorEnv(2, task="reach", **kwargs)
 
 
-def test_controllers_refuse_an_angles_only_env():
-    with pytest.raises(ValueError, match=r"PDGravityController needs the joint speeds"):
-        PDGravityController.from_env(TwoLinkEnv("reach", observation="angles"))
-    # a randomised env's controller keeps the nominal model
+def test_controllers_estimate_speeds_by_a_backward_difference_on_angles():
+    """On angles, a controller acts as on the state with dq = wrap(q_t - q_{t-1}) / dt (computed here)."""
+    env = TwoLinkVectorEnv(
+        3, task="reach", observation="angles", max_episode_steps=15, autoreset_mode="SameStep"
+    )
+    on_angles = PDGravityController.from_env(env)
+    on_state = PDGravityController.from_env(TwoLinkVectorEnv(3, task="reach"))
+    assert on_angles.observation_kind == "angles" and on_state.observation_kind == "state"
+    obs, _ = env.reset(seed=0)
+    starts = np.ones(3, dtype=bool)
+    previous = None
+    for t in range(40):
+        action, _ = on_angles.predict(obs, episode_start=starts)
+        o = obs.astype(np.float64)
+        q = np.stack([np.arctan2(o[:, 1], o[:, 0]), np.arctan2(o[:, 3], o[:, 2])], 1)
+        dq = (
+            np.zeros_like(q) if previous is None else np.angle(np.exp(1j * (q - previous))) / env.dt
+        )
+        dq[starts] = 0.0
+        full = np.concatenate([o[:, :4], dq, o[:, 4:]], axis=1)
+        expected, _ = on_state.predict(full)
+        np.testing.assert_allclose(action, expected, rtol=0, atol=1e-5)
+        previous = q
+        obs, _, terminated, truncated, _ = env.step(action)
+        starts = terminated | truncated  # SameStep: the next observation is a reset's
+        if t == 14:
+            assert starts.all()
+
+
+def test_a_randomised_env_controller_keeps_the_nominal_model():
     env = TwoLinkEnv("reach", randomize=RANDOMIZE)
     env.reset(seed=0)
+    assert env.arm_params != ArmParams()
     assert PDGravityController.from_env(env).params == ArmParams()
+    with pytest.raises(ValueError, match="observation must be 'state' or 'angles'"):
+        PDGravityController("reach").set_observation("pixels")

@@ -10,6 +10,7 @@ and returns the env's normalised action ``clip(tau / max_torque, -1, 1)``.
 from __future__ import annotations
 
 import abc
+import dataclasses
 import math
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
@@ -163,6 +164,10 @@ class Controller(abc.ABC):
     task_types: ClassVar[tuple[type[Task], ...]] = ()
     #: The actuations (keys of :data:`~twolink_gym.simulation.ACTUATIONS`) it can drive.
     actuations: ClassVar[tuple[str, ...]] = ("full",)
+    #: What its observations hold (:meth:`set_observation`): ``"state"`` or ``"angles"``.
+    observation_kind: str = "state"
+    #: The angles of the previous call (the speed estimator's memory, ``"angles"`` only).
+    _previous_angles: Array | None = None
 
     def __init__(
         self,
@@ -240,24 +245,44 @@ class Controller(abc.ABC):
         **options
             The controller's own keyword arguments (gains, weights, ...).
 
+        The controller reads the env's observations: with ``observation="angles"``
+        it estimates the speeds (:meth:`set_observation`).
+
         Raises
         ------
         ValueError
-            If the env's actuation is not one the controller drives, or its
-            observation is not the full state (``observation="angles"``).
+            If the env's actuation is not one the controller drives.
         """
         sim = simulation_of(env)
         cls.check_actuation(sim.actuation)
-        if sim.observation_kind != "state":
-            raise ValueError(
-                f"{cls.__name__} needs the joint speeds: the env's observation must be "
-                f"'state', got {sim.observation_kind!r} (the classical controllers do not "
-                "estimate speeds from angles)"
-            )
         params = sim.params if model_params is None else model_params
         if sim.actuation != "full":
             options = {**options, "actuation": sim.actuation}
-        return cls(sim.task, params, sim.dt, sim.max_torque, **options)
+        controller = cls(sim.task, params, sim.dt, sim.max_torque, **options)
+        return controller.set_observation(sim.observation_kind)
+
+    def set_observation(self: ControllerT, kind: str) -> ControllerT:
+        """Read observations of ``kind`` (the env's ``observation``); returns the controller.
+
+        ``"angles"`` (joint angles without speeds): the controller estimates
+        the speeds by a backward difference over the control period,
+        ``dq_t = wrap(q_t - q_{t-1}) / dt``, with ``dq = 0`` at an episode's
+        first observation (``episode_start``, or the first call). The estimate
+        lags the true speed by half a control period and turns angle noise of
+        std ``s`` into speed noise of std ``sqrt(2) s / dt``. The previous
+        angles are kept in the controller: one controller per stream of
+        observations (a batch keeps its rows).
+
+        Raises
+        ------
+        ValueError
+            If ``kind`` is not ``"state"`` or ``"angles"``.
+        """
+        if kind not in ("state", "angles"):
+            raise ValueError(f"observation must be 'state' or 'angles', got {kind!r}")
+        self.observation_kind = kind
+        self._previous_angles = None
+        return self
 
     # -- the SB3 protocol --------------------------------------------------
     def predict(
@@ -305,7 +330,7 @@ class Controller(abc.ABC):
         single = obs.ndim == 1
         obs = obs.reshape(-1, obs.shape[-1])
         try:
-            decoded = decode_observation(obs, self.task)
+            decoded = decode_observation(obs, self.task, self.observation_kind)
         except ValueError as exc:
             raise ValueError(
                 f"{type(self).__name__} was built for task {self.task.name!r}: {exc}"
@@ -324,6 +349,8 @@ class Controller(abc.ABC):
                 )
         if state is not None and single:
             state = np.asarray(state)[None]
+        if self.observation_kind == "angles":
+            decoded = self._with_estimated_speeds(decoded, starts)
         tau, new_state = self._torque(decoded, state, starts)
         action = np.clip(tau / self.max_torque, -1.0, 1.0).astype(np.float32)
         if self.actuation != "full":
@@ -331,6 +358,19 @@ class Controller(abc.ABC):
         if single:
             return action[0], (None if new_state is None else new_state[0])
         return action, new_state
+
+    def _with_estimated_speeds(
+        self, decoded: DecodedObservation, episode_start: NDArray[np.bool_]
+    ) -> DecodedObservation:
+        """``decoded`` with the speeds estimated from the previous angles (:meth:`set_observation`)."""
+        q = decoded.state[:, :2]
+        previous = self._previous_angles
+        if previous is None or previous.shape != q.shape:
+            previous, episode_start = q, np.ones(len(q), dtype=bool)
+        dq = wrap_angle(q - previous) / self.dt
+        dq[episode_start] = 0.0
+        self._previous_angles = q.copy()
+        return dataclasses.replace(decoded, state=np.concatenate([q, dq], axis=1))
 
     @abc.abstractmethod
     def _torque(
