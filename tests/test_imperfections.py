@@ -417,3 +417,18 @@ def test_a_randomised_env_controller_keeps_the_nominal_model():
     assert PDGravityController.from_env(env).params == ArmParams()
     with pytest.raises(ValueError, match="observation must be 'state' or 'angles'"):
         PDGravityController("reach").set_observation("pixels")
+
+
+def test_sb3_check_env_and_vector_env_pickling_with_every_model():
+    from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sb3_check_env(TwoLinkEnv("reach", **ALL_MODELS))
+    env = TwoLinkVectorEnv(3, task="reach", max_episode_steps=3, **ALL_MODELS)
+    env.reset(seed=0)
+    twin = pickle.loads(pickle.dumps(env))
+    for a in actions(8, seed=3):
+        x, y = env.step(np.tile(a, (3, 1))), twin.step(np.tile(a, (3, 1)))
+        np.testing.assert_array_equal(x[0], y[0])
+        np.testing.assert_array_equal(x[4]["params"]["l1"], y[4]["params"]["l1"])
