@@ -262,20 +262,24 @@ class ObservationModel:
     kind : str
         ``"state"`` (the full observation) or ``"angles"`` (the angle encoding
         ``[cos q1, sin q1, cos q2, sin q2]`` and the task's extras, no speeds).
-    columns : ndarray of int, shape (size,)
+    columns : tuple of int, length size
         The kernel observation's columns kept, in order.
-    noise : ndarray, shape (size,)
+    noise : tuple of float, length size
         Standard deviation of the additive Gaussian noise on each kept entry
         (in the entry's unit).
     """
 
     kind: str
-    columns: NDArray[np.intp]
-    noise: Array
+    columns: tuple[int, ...]
+    noise: tuple[float, ...]
+    _columns: NDArray[np.intp] = dataclasses.field(init=False, repr=False, compare=False)
+    _std: Array = dataclasses.field(init=False, repr=False, compare=False)
     _noisy: NDArray[np.intp] = dataclasses.field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_noisy", np.flatnonzero(self.noise > 0))
+        object.__setattr__(self, "_columns", np.array(self.columns, dtype=np.intp))
+        object.__setattr__(self, "_std", np.array(self.noise, dtype=np.float64))
+        object.__setattr__(self, "_noisy", np.flatnonzero(self._std > 0))
 
     @classmethod
     def create(
@@ -302,7 +306,7 @@ class ObservationModel:
         if not isinstance(kind, str) or kind not in OBSERVATIONS:
             raise ValueError(f"observation must be one of {sorted(OBSERVATIONS)}, got {kind!r}")
         kept = OBSERVATIONS[kind]
-        columns = np.array([*kept, *range(state_size, state_size + extras_size)], dtype=np.intp)
+        columns = (*kept, *range(state_size, state_size + extras_size))
         size = len(columns)
         rule = f"a number >= 0 or a sequence of {size} numbers >= 0 (one per observation entry)"
         if isinstance(noise, (Sequence, np.ndarray)) and not isinstance(noise, (str, bytes)):
@@ -316,7 +320,7 @@ class ObservationModel:
             raise ValueError(f"obs_noise must be {rule}, got {noise!r}")
         if kind == "state" and not np.any(std > 0):
             return None
-        return cls(kind, columns, std)
+        return cls(kind, columns, tuple(std.tolist()))
 
     @property
     def size(self) -> int:
@@ -332,8 +336,8 @@ class ObservationModel:
 
         Noisy entries get their bounds widened by :data:`NOISE_BOUND_SIGMAS` stds.
         """
-        margin = NOISE_BOUND_SIGMAS * self.noise
-        return low[self.columns] - margin, high[self.columns] + margin
+        margin = NOISE_BOUND_SIGMAS * self._std
+        return low[self._columns] - margin, high[self._columns] + margin
 
     def apply(
         self,
@@ -364,14 +368,14 @@ class ObservationModel:
         -------
         ndarray, shape (n, size), float32
         """
-        out = observation[:, self.columns]
+        out = observation[:, self._columns]
         noisy = self._noisy
         if len(noisy):
             n = observation.shape[0]
             z = np.zeros((n, len(noisy)))
             for i in range(n) if rows is None else rows.tolist():
                 z[i] = rngs[i].standard_normal(len(noisy))
-            out[:, noisy] = np.clip(out[:, noisy] + z * self.noise[noisy], low[noisy], high[noisy])
+            out[:, noisy] = np.clip(out[:, noisy] + z * self._std[noisy], low[noisy], high[noisy])
         return out
 
 
