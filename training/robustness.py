@@ -375,7 +375,17 @@ def plot_robustness(result: RobustnessResult, path: Path) -> None:
         ha="right",
         fontsize=7,
     )
-    ax.set_yticks(range(len(result.conditions)), [c.name for c in result.conditions], fontsize=7)
+    # monospace: "I1" (an inertia) and "l1" (a length) look alike in the default font
+    ax.set_yticks(
+        range(len(result.conditions)),
+        [c.name for c in result.conditions],
+        fontsize=7,
+        fontfamily="monospace",
+    )
+    groups = [c.group for c in result.conditions]
+    for i in range(1, len(groups)):
+        if groups[i] != groups[i - 1]:
+            ax.axhline(i - 0.5, color="k", lw=0.8)
     ax.set_title(
         f"{result.task}: success [%] per condition, {len(result.episodes)} episodes each",
         fontsize=9,
