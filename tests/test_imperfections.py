@@ -191,8 +191,9 @@ def test_sb3_native_vec_env_with_randomisation():
     assert len(set(l1)) == 3
     for _ in range(5):
         obs, _, dones, _ = venv.step(actions(3, seed=1))
+        arms = venv.get_attr("arm_params")  # each copy's own, as DummyVecEnv's envs give it
         for i in np.flatnonzero(dones):  # the new episode's arm, from its reset info
-            assert venv.reset_infos[i]["params"]["l1"] == venv.venv.arm_params[i].l1
+            assert venv.reset_infos[i]["params"]["l1"] == arms[i].l1
 
 
 @pytest.mark.parametrize(

@@ -35,7 +35,7 @@ __all__ = ["TwoLinkSB3VecEnv", "make_sb3_vec_env"]
 #: Per-copy info entries copied into SB3's list of info dicts by default.
 DEFAULT_INFO_KEYS = ("is_success", "distance")
 #: Attributes of the vector env with one row per copy: ``get_attr`` gives each copy its row.
-PER_COPY_ATTRIBUTES = frozenset({"state", "goal"})
+PER_COPY_ATTRIBUTES = frozenset({"state", "goal", "arm_params"})
 #: Vector-env methods that only compute from their arguments (safe for any ``indices``).
 STATELESS_METHODS = frozenset({"decode"})
 #: ``get_attr`` of a space answers with a single copy's space, as a single env would.
@@ -161,8 +161,8 @@ class TwoLinkSB3VecEnv(VecEnv):
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         """The attribute of each requested copy.
 
-        Per-copy attributes (:data:`PER_COPY_ATTRIBUTES`: ``state``, ``goal``)
-        give each copy's own row, and ``observation_space`` and
+        Per-copy attributes (:data:`PER_COPY_ATTRIBUTES`: ``state``, ``goal``,
+        ``arm_params``) give each copy's own row, and ``observation_space`` and
         ``action_space`` give a single copy's space, as a single
         :class:`~twolink_gym.env.TwoLinkEnv` would. Any other attribute is
         the vector env's, which all copies share.

@@ -210,7 +210,7 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
     # -- accessors -------------------------------------------------------
     @property
     def arm_params(self) -> list[ArmParams]:
-        """The arm of every copy, a list of ``num_envs``."""
+        """The arm of every copy in its current episode (with ``randomize``: its draw), a list of ``num_envs``."""
         return list(self._params) if self._params else [self.sim.params] * self.num_envs
 
     @property
