@@ -11,11 +11,16 @@ upright plus an offset that end in success without a fall). The levels ``c``
 bound the default catch levels of ``energy_swingup`` (full arm) and
 ``pendubot_swingup``.
 
-The second table runs the *switched* ``pendubot_swingup`` controller (catch
-below the level, release above its ``release_level``; swing-up episodes,
-15 s) from states just inside the catch level on the same random rays, and
-counts the rays it balances: the LQR's trajectories may leave the level set
-on their way in, and the hysteresis keeps them with the LQR.
+The second table is about the catches of the underactuated swing-ups
+(``pendubot_swingup``, ``acrobot_swingup``), whose catch LQR may have its own
+weights. For each: a level-set estimate of the catch LQR's region of
+attraction in the task where it acts (swing-up episodes of 15 s, no fall
+condition; the LQR alone, i.e. the controller with catch and release levels
+beyond any cost): along random rays (uniform in the P-metric) and the eight
+axis rays, the first failing level on a geometric grid of levels; ``c`` is
+the smallest. Then the *switched* controller with its default levels (catch
+below ``catch_level``, release above ``release_level``) from states just
+inside the catch level (0.99 of it) on the same rays: the share it balances.
 
     python benchmarks/swingup_lqr_roa.py            # table on stdout (400 random rays)
     python benchmarks/swingup_lqr_roa.py --rays 100 # fewer random rays
@@ -27,13 +32,18 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_controllers import lqr_region_of_attraction, rollout
 
-from twolink_gym.controllers import LQRController, PendubotSwingupController
+from twolink_gym.controllers import (
+    AcrobotSwingupController,
+    LQRController,
+    PendubotSwingupController,
+)
 from twolink_gym.controllers.pfl_swingup import PFLSwingupController
 from twolink_gym.dynamics import linearize
 from twolink_gym.simulation import ACTUATIONS
@@ -41,32 +51,50 @@ from twolink_gym.tasks import SwingupTask
 from twolink_gym.vector_env import TwoLinkVectorEnv
 
 UPRIGHT = np.array([np.pi / 2, 0.0, 0.0, 0.0])
-#: Levels of the switched-catch check.
-CATCH_LEVELS = (20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0)
+#: Level grid of the catch LQRs' level-set estimate.
+CATCH_GRID = np.geomspace(1.0, 1000.0, 41)
 
 
-def switched_catch(cls: type[PFLSwingupController], rays: int, seed: int) -> dict[float, float]:
-    """Share of random rays (uniform in the P-metric) the switched controller balances, per level.
-
-    Each start is ``upright + sqrt(0.99 level) d`` with ``dᵀ P d = 1`` (just inside
-    the catch region); it counts if
-    the swing-up episode from there (controller with ``catch_level = level``)
-    ends in success.
-    """
-    probe = cls()
+def _unit_rays(p: np.ndarray, rays: int, seed: int) -> np.ndarray:
+    """``rays`` random directions and the 8 signed axes, each scaled to ``dᵀ P d = 1``."""
     rng = np.random.default_rng(seed)
     u = rng.standard_normal((rays, 4))
     u /= np.linalg.norm(u, axis=1, keepdims=True)
-    directions = np.linalg.solve(np.linalg.cholesky(probe.design.p).T, u.T).T
-    env = TwoLinkVectorEnv(rays, task="swingup", actuation=probe.actuation)
-    shares = {}
-    for level in CATCH_LEVELS:
-        controller = cls.from_env(env, catch_level=level)
-        starts = UPRIGHT + np.sqrt(0.99 * level) * directions
-        shares[level] = float(
-            np.mean(rollout(env, controller, seed, options={"state": starts})["success"])
-        )
-    return shares
+    random = np.linalg.solve(np.linalg.cholesky(p).T, u.T).T
+    axes = np.concatenate([np.eye(4), -np.eye(4)])
+    axes /= np.sqrt(np.einsum("ni,ij,nj->n", axes, p, axes))[:, None]
+    return np.concatenate([random, axes])
+
+
+def _balanced(controller: PFLSwingupController, starts: np.ndarray, seed: int) -> np.ndarray:
+    """Whether swing-up episodes from ``starts`` end in success (speeds beyond the limit: no)."""
+    env = TwoLinkVectorEnv(len(starts), task="swingup", actuation=controller.actuation)
+    valid = np.all(np.abs(starts[:, 2:]) <= env.sim.max_speed, axis=1)
+    safe = np.where(valid[:, None], starts, UPRIGHT)
+    ok = rollout(env, controller, seed, options={"state": safe})["success"]
+    return np.asarray(ok & valid)
+
+
+def catch_check(cls: type[PFLSwingupController], rays: int, seed: int) -> dict[str, Any]:
+    """The catch LQR's level-set estimate and the switched controller's share at its catch level."""
+    default = cls()
+    directions = _unit_rays(default.design.p, rays, seed)
+    lqr_alone = cls(catch_level=1e12, release_level=1e12)
+    starts = UPRIGHT + np.sqrt(CATCH_GRID)[None, :, None] * directions[:, None, :]
+    ok = _balanced(lqr_alone, starts.reshape(-1, 4), seed).reshape(len(directions), -1)
+    first_fail = np.where(ok.all(axis=1), len(CATCH_GRID), np.argmin(ok, axis=1))
+    ray_levels = np.where(first_fail > 0, CATCH_GRID[np.maximum(first_fail - 1, 0)], 0.0)
+    inside = UPRIGHT + np.sqrt(0.99 * default.catch_level) * directions
+    switched = _balanced(default, inside, seed)
+    return {
+        "Q": np.diag(default.design.q).tolist(),
+        "R": default.design.r.ravel().tolist(),
+        "level_c": float(ray_levels.min()),
+        "catch_level": default.catch_level,
+        "release_level": default.release_level,
+        "switched_share": float(switched.mean()),
+        "rays": len(directions),
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -107,13 +135,25 @@ def main(argv: list[str] | None = None) -> None:
     print(
         "half-widths along each axis [rad, rad, rad/s, rad/s]; level c: every state with dxᵀPdx < c was balanced"
     )
-    shares = switched_catch(PendubotSwingupController, args.rays, args.seed)
-    rows["pendubot_switched_catch"] = {str(k): v for k, v in shares.items()}
     print()
-    print("pendubot_swingup, switched catch: share of the rays balanced from dxᵀPdx = 0.99 level")
-    print("| level | " + " | ".join(f"{k:g}" for k in shares) + " |")
-    print("|---|" + "---:|" * len(shares))
-    print("| balanced | " + " | ".join(f"{100 * v:.1f} %" for v in shares.values()) + " |")
+    print("catch LQRs of the underactuated swing-ups (swing-up episodes, no fall condition)")
+    print(
+        "| controller | Q (diagonal) | R | level c, LQR alone | catch level | release level "
+        "| switched, rays balanced from 0.99 catch level |"
+    )
+    print("|---|---|---|---:|---:|---:|---:|")
+    for name, cls in (
+        ("pendubot_swingup", PendubotSwingupController),
+        ("acrobot_swingup", AcrobotSwingupController),
+    ):
+        check = catch_check(cls, args.rays, args.seed)
+        rows[f"{name}_catch"] = check
+        q = ", ".join(f"{v:.3g}" for v in check["Q"])
+        print(
+            f"| {name} | ({q}) | {check['R'][0]:.3g} | {check['level_c']:.3g} | "
+            f"{check['catch_level']:g} | {check['release_level']:g} | "
+            f"{100 * check['switched_share']:.1f} % of {check['rays']} |"
+        )
     if args.json is not None:
         args.json.write_text(json.dumps(rows, indent=1))
 

@@ -66,6 +66,9 @@ from twolink_gym.tasks import SwingupTask, Task
 
 __all__ = [
     "ACROBOT_CATCH_LEVEL",
+    "ACROBOT_CATCH_Q",
+    "ACROBOT_CATCH_R",
+    "ACROBOT_RELEASE_LEVEL",
     "PENDUBOT_CATCH_LEVEL",
     "PENDUBOT_RELEASE_LEVEL",
     "AcrobotSwingupController",
@@ -80,8 +83,18 @@ __all__ = [
 PENDUBOT_CATCH_LEVEL = 80.0
 #: Default release level of the pendubot's catch (5x the catch level).
 PENDUBOT_RELEASE_LEVEL = 400.0
-#: Default catch level of the acrobot's LQR (10 N·m at the elbow); see the README.
-ACROBOT_CATCH_LEVEL = 1.0
+#: The acrobot's catch LQR weights: ``Q = diag(2.3, 0.48, 0.65, 2.4)``, ``R = 0.085``
+#: (found by a random search over weights, gains and levels whose catch level lay
+#: inside the LQR's estimated region of attraction; README *Swing-up*). With the
+#: balance controller's weights the acrobot's region is too thin to catch it.
+ACROBOT_CATCH_Q = (2.3, 0.48, 0.65, 2.4)
+ACROBOT_CATCH_R = (0.085,)
+#: Default catch level of the acrobot's LQR (10 N·m at the elbow, weights
+#: :data:`ACROBOT_CATCH_Q`, :data:`ACROBOT_CATCH_R`): inside its level-set
+#: region-of-attraction estimate (``python benchmarks/swingup_lqr_roa.py``).
+ACROBOT_CATCH_LEVEL = 23.0
+#: Default release level of the acrobot's catch.
+ACROBOT_RELEASE_LEVEL = 1500.0
 
 
 def collocated_pfl_torque(
@@ -148,8 +161,8 @@ class PFLSwingupController(Controller):
         A caught arm is handed back to the swing-up law where
         ``dxᵀ P dx > release_level`` (>= ``catch_level``).
     Q, R : array_like, optional
-        The catch LQR's weights (default those of
-        :class:`~twolink_gym.controllers.lqr.LQRController`).
+        The catch LQR's weights (default: the subclass's ``default_weights``,
+        else those of :class:`~twolink_gym.controllers.lqr.LQRController`).
 
     Attributes
     ----------
@@ -172,6 +185,8 @@ class PFLSwingupController(Controller):
     #: The motor joint's angle in the upright [rad].
     motor_target: ClassVar[float]
     default_gains: ClassVar[dict[str, float]]
+    #: The catch LQR's default ``(Q, R)``; ``None``: the balance controller's.
+    default_weights: ClassVar[tuple[tuple[float, ...], tuple[float, ...]] | None] = None
 
     def __init__(
         self,
@@ -212,6 +227,9 @@ class PFLSwingupController(Controller):
                 f"got {self.release_level}"
             )
         (self.active,) = ACTUATIONS[self.actuation]
+        if self.default_weights is not None:
+            Q = self.default_weights[0] if Q is None else Q
+            R = self.default_weights[1] if R is None else R
         self.design = design_upright_lqr(
             self.params, self.dt, self.max_torque, self.actuated, Q=Q, R=R
         )
@@ -329,17 +347,23 @@ class AcrobotSwingupController(PFLSwingupController):
 
     The elbow's commanded acceleration drives the arm towards straight
     (``q2* = 0``) while the pump bends it in phase with its speed until the
-    arm has the upright's energy. See :class:`PFLSwingupController` for the
-    parameters and the README (*Swing-up*) for the gains and the results.
+    arm has the upright's energy. Default gains ``kp = 28 /s²``,
+    ``kd = 3.3 /s``, ``pump = 290 rad/s²``, ``pump_gain = 0.085 s/(J·rad)``;
+    the catch LQR has its own weights (:data:`ACROBOT_CATCH_Q`,
+    :data:`ACROBOT_CATCH_R`), ``catch_level =`` :data:`ACROBOT_CATCH_LEVEL`,
+    ``release_level =`` :data:`ACROBOT_RELEASE_LEVEL`. It swings up about 87 %
+    of the episodes, short of the 95 % target (README, *Swing-up*). See
+    :class:`PFLSwingupController` for the parameters.
     """
 
     actuations = ("acrobot",)
     motor_target = 0.0
     default_gains: ClassVar[dict[str, float]] = {
-        "kp": 10.0,
-        "kd": 2.0,
-        "pump": 150.0,
-        "pump_gain": 1.0,
+        "kp": 28.0,
+        "kd": 3.3,
+        "pump": 290.0,
+        "pump_gain": 0.085,
         "catch_level": ACROBOT_CATCH_LEVEL,
-        "release_level": 100.0,
+        "release_level": ACROBOT_RELEASE_LEVEL,
     }
+    default_weights = (ACROBOT_CATCH_Q, ACROBOT_CATCH_R)
