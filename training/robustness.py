@@ -201,7 +201,7 @@ def _probe(policy: LoadedPolicy, env_cfg: EnvConfig, nominal: EnvConfig) -> str 
         policy.predictor.predict(
             obs, state=None, episode_start=np.ones(1, bool), deterministic=True
         )
-    except (ValueError, RuntimeError) as exc:
+    except Exception as exc:  # any failure on this shape (ValueError, IndexError, ...)
         first = str(exc).splitlines()[0] if str(exc) else ""
         return (
             f"it acts on observations of shape {own}, this condition gives {shape} "
