@@ -30,12 +30,14 @@ from twolink_gym.training.policies import LoadedPolicy, load_policy
 from twolink_gym.training.robustness import (
     PolicyRobustness,
     RobustnessResult,
+    _pct,
     feasible_episodes,
     group_scores,
     markdown_table,
     robustness,
     robustness_score,
     run_conditions,
+    score_table,
 )
 
 from twolink_gym.params import ArmParams
@@ -63,6 +65,18 @@ CONDITIONS = [
     Condition("c", "noise", {}),
     Condition("d", "delay", {}),
 ]
+
+
+def test_percentages_never_show_a_near_miss_as_100() -> None:
+    assert [_pct(x) for x in (None, 0.0, 1.0, 0.25, 0.995, 0.004, 0.996)] == [
+        "–",
+        "0%",
+        "100%",
+        "25%",
+        "99.5%",
+        "0.4%",
+        "99.6%",
+    ]
 
 
 def test_group_scores_and_score_by_hand() -> None:
@@ -103,6 +117,10 @@ def test_the_table_by_hand() -> None:
     assert "| **model (group score)** | | 38% | 100% |" in lines
     assert "| **robustness score** | | **0.458** | **1.000 (2/3 groups)** |" in lines
     assert "- p2, d: skipped: no angles" in lines
+    scores = score_table(result.to_dict()).splitlines()
+    assert scores[0] == "| policy | nominal | model | noise | delay | robustness score |"
+    assert scores[2] == "| p1 | 100% | 38% | 0% | 100% | **0.458** |"
+    assert scores[3] == "| p2 | 100% | 100% | 100% | – | **1.000 (2/3 groups)** |"
     data = result.to_dict()
     assert data["policies"][0]["score"] == pytest.approx((0.375 + 0.0 + 1.0) / 3)
     assert data["policies"][1]["group_scores"] == {"model": 1.0, "noise": 1.0}

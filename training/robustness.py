@@ -65,6 +65,7 @@ __all__ = [
     "robustness",
     "robustness_score",
     "run_conditions",
+    "score_table",
     "write_results",
 ]
 
@@ -297,7 +298,13 @@ def robustness(
 
 # -- output -------------------------------------------------------------------
 def _pct(rate: float | None) -> str:
-    return "–" if rate is None else f"{100 * rate:.0f}%"
+    """A rate as a whole percentage, with one decimal where that would show 0 % or 100 %."""
+    if rate is None:
+        return "–"
+    text = f"{100 * rate:.0f}"
+    if text in ("0", "100") and rate not in (0.0, 1.0):
+        text = f"{100 * rate:.1f}"
+    return text + "%"
 
 
 def markdown_table(result: RobustnessResult) -> str:
@@ -340,6 +347,26 @@ def markdown_table(result: RobustnessResult) -> str:
             "rate is over the episodes run.\n"
         )
     return out + ("\nSkipped conditions:\n\n" + "\n".join(notes) + "\n" if notes else "")
+
+
+def score_table(data: Mapping[str, Any]) -> str:
+    """One row per policy: nominal success, each group's score and the robustness score.
+
+    Parameters
+    ----------
+    data : mapping
+        :meth:`RobustnessResult.to_dict` (or a ``robustness.json`` read back).
+    """
+    groups = list(dict.fromkeys(c["group"] for c in data["conditions"] if c["group"] != NOMINAL))
+    head = "| policy | nominal |" + "".join(f" {g} |" for g in groups) + " robustness score |"
+    lines = [head, "|---|---:|" + "---:|" * (len(groups) + 1)]
+    for r in data["policies"]:
+        cells = "".join(f" {_pct(r['group_scores'].get(g))} |" for g in groups)
+        score = "–" if r["score"] is None else f"{r['score']:.3f}"
+        if len(r["group_scores"]) < len(groups):
+            score += f" ({len(r['group_scores'])}/{len(groups)} groups)"
+        lines.append(f"| {r['policy']} | {_pct(r['success']['nominal'])} |{cells} **{score}** |")
+    return "\n".join(lines) + "\n"
 
 
 def plot_robustness(result: RobustnessResult, path: Path) -> None:
@@ -425,6 +452,6 @@ def write_results(result: RobustnessResult, out: Path) -> str:
         "success per condition, one variation at a time (training/robustness.py, module "
         "notes: the score).\n\n"
     )
-    (out / "table.md").write_text(header + table)
+    (out / "table.md").write_text(header + score_table(data) + "\n" + table)
     plot_robustness(result, out / "robustness.png")
     return table
