@@ -16,9 +16,10 @@ The score
 Following the RealAIGym robustness leaderboards (dfki-ric-underactuated-lab
 ``double_pendulum``, ``analysis/benchmark_scores.py``), the conditions fall into
 groups (model, observation noise, torque noise, torque response, delay,
-observation model). A group's score is the fraction of successful episodes over
-all of the group's conditions (each condition has the same episodes, so it is
-the mean of their success rates), and the **robustness score** is the mean of
+observation model). A group's score is the mean success rate of its
+conditions (the fraction of successful episodes over the group when every
+condition runs the same episodes: reach episodes whose target a shortened arm
+cannot reach are not run), and the **robustness score** is the mean of
 the group scores, each group weighing the same; it lies in [0, 1]. The nominal
 run is reported beside it but not part of it. A condition a policy cannot run
 under (an agent trained on the full state, given joint angles only) is skipped
@@ -77,14 +78,20 @@ OUTPUT_FILES = ("robustness.json", "table.md", "robustness.png")
 def group_scores(
     success: Mapping[str, float | None], conditions: Sequence[Condition]
 ) -> dict[str, float]:
-    """Each scored group's fraction of successful episodes (skipped conditions, ``None``, left out).
+    """Each scored group's mean success rate (skipped conditions, ``None``, left out).
 
     Parameters
     ----------
     success : mapping
         Condition name → success rate in [0, 1], or ``None`` if skipped.
     conditions : sequence of Condition
-        The conditions (for their groups); every equal-sized in episodes.
+        The conditions (for their groups).
+
+    Notes
+    -----
+    A group's score is the mean of its conditions' success rates: with the
+    same episodes under every condition, the fraction of successful episodes
+    over the group (RealAIGym's ``S / N``).
     """
     rates: dict[str, list[float]] = {}
     for c in conditions:
