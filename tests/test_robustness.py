@@ -367,3 +367,17 @@ def test_cli_bad_input_writes_nothing(
     assert main(["robustness", str(cfg_path), *extra, "--out", str(out)]) == 2
     assert message in capsys.readouterr().err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("agent", ["pretrained:reach_sac", "pretrained:reach_ppo"])
+def test_a_shipped_agent_is_skipped_on_angles_only_and_runs_nominally(agent: str) -> None:
+    # reach_sac acts through the goal-conditioned view, reach_ppo through VecNormalize:
+    # each fails in its own way on 8 entries instead of 10
+    result = robustness(config("reach", episodes=2), [agent], kinds=["observation"])
+    policy = result.policies[0]
+    assert set(policy.success) == {"nominal"}
+    assert policy.success["nominal"].shape == (2,)
+    assert (
+        "acts on observations of shape (10,), this condition gives (8,)"
+        in (policy.skipped["observation angles"])
+    )
