@@ -10,6 +10,7 @@ Examples::
     twolink compare configs/reach_ppo.yaml runs/reach_ppo_s0 runs/reach_sac_s0 --out docs/results/reach
     twolink record configs/reach_ppo.yaml runs/reach_ppo_s0 --out reach.gif --episode 0
     twolink robustness configs/balance_ppo.yaml auto pretrained:balance_ppo --out results/rob
+    twolink tune configs/reach_sac.yaml --trials 40 --workers 2 --report
 """
 
 from __future__ import annotations
@@ -271,6 +272,53 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_tune(args: argparse.Namespace) -> int:
+    from twolink_gym.training.tune import report, tune
+    from twolink_gym.training.tune_space import parse_space
+
+    cfg = _config(args)
+    if args.trials is None and not args.report:
+        raise ValueError("twolink tune needs --trials N (the study's total), --report, or both")
+    space = None
+    if args.space is not None:
+        import yaml
+
+        path = Path(args.space)
+        try:
+            data = yaml.safe_load(path.read_text())
+        except yaml.YAMLError as exc:
+            raise ValueError(f"--space {path}: not valid YAML ({exc})") from exc
+        space = parse_space(cfg.algo.name, data, f"--space {path}")
+    if args.trials is not None:
+        try:
+            result = tune(
+                cfg,
+                trials=args.trials,
+                space=space,
+                workers=args.workers,
+                storage=args.storage,
+                study=args.study,
+                timeout=args.timeout,
+                seed=args.seed,
+            )
+        except KeyboardInterrupt:
+            print(
+                "\ninterrupted: completed trials are kept in the storage; run the same "
+                "command again to continue the study"
+            )
+            return 130
+        best = result.best
+        print(
+            f"study {result.study!r} ({result.storage}): {result.trials} trials"
+            + (f"; best trial {best.number}, success rate {best.value:.3f}" if best else "")
+        )
+        if result.best_yaml is not None:
+            print(f"best config: {result.best_yaml} (twolink train {result.best_yaml})")
+    if args.report:
+        print(report(cfg, storage=args.storage, study=args.study), end="")
+    return 0
+
+
 def cmd_summarize(args: argparse.Namespace) -> int:
     from twolink_gym.training.sweep import combine_sweeps
 
@@ -419,6 +467,53 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_overwrite(p)
     p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser(
+        "tune",
+        help="an Optuna study over the config's hyperparameters (local workers or many machines)",
+        description="Tune the config's algorithm hyperparameters with Optuna (TPE sampler, "
+        "median pruning on the periodic evaluations): each trial trains the config with "
+        "sampled hyperparameters and is scored by its success rate. The study lives in a "
+        "database (default: <run name>_tune/study.db, SQLite); restarting continues it; "
+        "--storage postgresql://... shares it between machines. Writes best.yaml.",
+    )
+    _add_common(p)
+    p.add_argument(
+        "--trials",
+        type=_integer(1),
+        help="the study's total number of trials (a restart runs the rest)",
+    )
+    p.add_argument(
+        "--workers", type=_integer(1), default=1, help="local worker processes (default 1)"
+    )
+    p.add_argument(
+        "--storage",
+        metavar="URL",
+        help="database URL (default sqlite:///<output_dir>/<run name>_tune/study.db), e.g. "
+        "postgresql://user:password@host:5432/dbname",
+    )
+    p.add_argument("--study", metavar="NAME", help="study name (default: the run name)")
+    p.add_argument(
+        "--timeout", type=_positive_float, metavar="S", help="start no trial after S seconds"
+    )
+    p.add_argument(
+        "--space",
+        metavar="FILE",
+        help="YAML search space replacing the algorithm's default (README, Tuning)",
+    )
+    p.add_argument(
+        "--seed",
+        type=_integer(0),
+        help="sampler seed (default train.seed; local worker k uses seed + k); give each "
+        "machine sharing a study its own",
+    )
+    p.add_argument(
+        "--report",
+        action="store_true",
+        help="print the best trials and parameter importances and write the plots "
+        "(<run name>_tune/report/*.png)",
+    )
+    p.set_defaults(func=cmd_tune)
 
     p = sub.add_parser(
         "summarize", help="one table and seed-band plot for several sweeps (e.g. PPO and SAC)"

@@ -400,7 +400,11 @@ def machine_description() -> dict[str, Any]:
 
 
 def train(
-    cfg: RunConfig, *, resume: str | Path | None = None, overwrite: bool = False
+    cfg: RunConfig,
+    *,
+    resume: str | Path | None = None,
+    overwrite: bool = False,
+    after_eval: BaseCallback | None = None,
 ) -> TrainResult:
     """Train the agent of ``cfg`` into its run folder; return what was saved.
 
@@ -421,6 +425,11 @@ def train(
         Replace an existing run in ``cfg.run_dir`` (its run artifacts are
         deleted first; other files are kept). Without it an existing run
         raises :class:`RunExistsError`.
+    after_eval : BaseCallback, optional
+        Called after every periodic evaluation (SB3's ``callback_after_eval``;
+        its ``parent`` is the ``EvalCallback``, whose ``evaluations_successes``
+        hold the success of each evaluation); returning ``False`` stops
+        training, as ``twolink tune``'s pruning does. Needs ``train.eval_freq > 0``.
 
     Returns
     -------
@@ -444,6 +453,8 @@ def train(
     """
     tc = cfg.train
     run_dir = cfg.run_dir
+    if after_eval is not None and not tc.eval_freq:
+        raise ValueError("after_eval needs periodic evaluations: train.eval_freq must be > 0")
     point = find_resume_point(resume) if resume is not None else None
     if point is not None:
         _check_same_run(cfg, point)
@@ -498,6 +509,7 @@ def train(
             best_model_save_path=None,
             deterministic=True,
             verbose=0,
+            callback_after_eval=after_eval,
         )
         if point is not None:
             _restore_evaluations(evaluation, run_dir / EVAL_DIR / "evaluations.npz", start_steps)

@@ -1,0 +1,550 @@
+"""``twolink tune``: an Optuna study over a config's algorithm hyperparameters.
+
+Each trial trains the config (:func:`~twolink_gym.training.train.train`) with
+hyperparameters drawn from a search space (:mod:`~twolink_gym.training.tune_space`)
+and is scored by the success rate of its last periodic evaluation (the task's
+success, on the evaluation env seeded ``train.seed + 10_000``); Optuna's
+``MedianPruner`` stops a trial early on those evaluations. The sampler is
+``TPESampler`` seeded with ``--seed`` (default ``train.seed``; local worker
+``k`` uses ``seed + k``) and trial ``n`` trains with ``train.seed + n``.
+
+The study lives in a relational storage: by default the SQLite file
+``<output_dir>/<run name>_tune/study.db``; ``--storage postgresql://...`` lets
+processes on several machines share one study. A study continues where it
+stopped: ``--trials N`` is the study's total (completed and pruned trials,
+and trials that failed with an error), counted in the storage, so a restart
+runs only the missing trials; a trial interrupted by Ctrl-C or SIGTERM is
+not counted and is run again. The study folder holds::
+
+    study.db          the SQLite storage (default storage only)
+    trials/trial_N/   each trial's run folder (see ``twolink train``)
+    best.yaml         the best trial's config, ready for ``twolink train``
+    report/           ``--report``: history.png, parallel_coordinate.png, importances.png
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import multiprocessing
+import os
+import platform
+import signal
+import threading
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import optuna
+import yaml
+from optuna.trial import FrozenTrial, TrialState
+from stable_baselines3.common.callbacks import BaseCallback
+from twolink_gym.training.config import RunConfig, config_from_dict
+from twolink_gym.training.tune_space import SearchSpace, apply_values, parse_space
+
+__all__ = [
+    "BEST_FILE",
+    "TuneResult",
+    "counted_trials",
+    "default_storage",
+    "open_storage",
+    "report",
+    "study_dir",
+    "tune",
+    "write_best",
+]
+
+BEST_FILE = "best.yaml"
+STUDY_FILE = "study.db"
+TRIALS_DIR = "trials"
+REPORT_DIR = "report"
+
+# Optuna marks the heartbeat arguments experimental; they are what makes a trial
+# of a killed worker count as failed (and run again) instead of running forever.
+_HEARTBEAT_S, _GRACE_S = 60, 180
+_ERRORS = (ValueError, AssertionError, RuntimeError)  # a bad combination fails one trial
+
+
+def study_dir(cfg: RunConfig) -> Path:
+    """The study folder: ``<output_dir>/<run name or task_algo>_tune``."""
+    return Path(cfg.train.output_dir) / f"{cfg.train.run_name or cfg.default_group}_tune"
+
+
+def default_storage(cfg: RunConfig) -> str:
+    """``sqlite:///<study folder>/study.db`` (absolute path)."""
+    return f"sqlite:///{(study_dir(cfg) / STUDY_FILE).resolve()}"
+
+
+def open_storage(url: str, *, heartbeat: bool = True) -> optuna.storages.RDBStorage:
+    """Open (creating its tables if needed) the relational storage at ``url``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``--storage`` when the URL cannot be opened (unknown scheme,
+        missing driver, unreachable server, a SQLite file in a missing folder).
+    """
+    kwargs: dict[str, Any] = {}
+    if url.startswith("sqlite"):
+        # workers writing to one SQLite file wait for each other's locks
+        kwargs["engine_kwargs"] = {"connect_args": {"timeout": 120}}
+    if heartbeat:
+        kwargs.update(heartbeat_interval=_HEARTBEAT_S, grace_period=_GRACE_S)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            return optuna.storages.RDBStorage(url, **kwargs)
+    except Exception as exc:
+        raise ValueError(
+            f"--storage {url!r} cannot be opened ({type(exc).__name__}: {exc}); expected a "
+            "database URL such as sqlite:///path/study.db or "
+            "postgresql://user:password@host:5432/dbname (with its driver installed)"
+        ) from exc
+
+
+def counted_trials(trials: Sequence[FrozenTrial]) -> list[FrozenTrial]:
+    """The trials that count towards ``--trials``.
+
+    Completed and pruned trials, trials that failed with an error in the
+    training (they would fail again), and running ones; not a trial that was
+    interrupted (or whose worker died), nor a surplus trial started when the
+    study was already full.
+    """
+    out = []
+    for t in trials:
+        if t.state in (TrialState.COMPLETE, TrialState.RUNNING):
+            out.append(t)
+        elif t.state == TrialState.PRUNED and not t.user_attrs.get("surplus"):
+            out.append(t)
+        elif t.state == TrialState.FAIL and "error" in t.user_attrs:
+            out.append(t)
+    return out
+
+
+class _ReportEvaluations(BaseCallback):
+    """After each periodic evaluation: report its success rate to the trial; prune if told to."""
+
+    def __init__(self, trial: optuna.Trial) -> None:
+        super().__init__()
+        self.trial = trial
+        self.last: float | None = None
+        self.pruned = False
+
+    def _on_step(self) -> bool:
+        successes = getattr(self.parent, "evaluations_successes", [])
+        if not successes:
+            raise ValueError(
+                "the periodic evaluation recorded no success (info['is_success']); "
+                "twolink tune needs a task that reports it"
+            )
+        self.last = float(np.mean(successes[-1]))
+        self.trial.report(self.last, step=int(self.num_timesteps))
+        if self.trial.should_prune():
+            self.pruned = True
+            return False
+        return True
+
+
+def trial_config(cfg: RunConfig, values: dict[str, Any], number: int, folder: Path) -> RunConfig:
+    """``cfg`` with the trial's hyperparameters, seed ``train.seed + number`` and run folder.
+
+    Raises
+    ------
+    ConfigError
+        If the combination is invalid (checked as a config is).
+    """
+    data = cfg.to_dict()
+    data["algo"]["hyperparams"] = apply_values(cfg.algo.hyperparams, values)
+    data["train"].update(
+        seed=cfg.train.seed + number,
+        run_name=f"trial_{number:04d}",
+        output_dir=str(folder / TRIALS_DIR),
+        progress_bar=False,
+    )
+    return config_from_dict(data, f"{cfg.source} (trial {number})")
+
+
+def _objective(
+    cfg: RunConfig, space: SearchSpace, folder: Path, target: int
+) -> Callable[[optuna.Trial], float]:
+    from twolink_gym.training.train import train
+
+    def objective(trial: optuna.Trial) -> float:
+        earlier = [t for t in trial.study.get_trials(deepcopy=False) if t.number < trial.number]
+        if len(counted_trials(earlier)) >= target:  # another worker filled the study meanwhile
+            trial.set_user_attr("surplus", True)
+            raise optuna.TrialPruned("the study already has its trials")
+        values = space.sample(trial)
+        trial.set_user_attr("hyperparams", values)
+        trial.set_user_attr("worker", f"{platform.node()}:{os.getpid()}")
+        callback = _ReportEvaluations(trial)
+        try:
+            result = train(
+                trial_config(cfg, values, trial.number, folder), overwrite=True, after_eval=callback
+            )
+        except _ERRORS as exc:
+            trial.set_user_attr("error", f"{type(exc).__name__}: {exc}")
+            raise
+        if result.interrupted:
+            trial.set_user_attr("interrupted", True)
+            raise KeyboardInterrupt
+        if callback.pruned:
+            raise optuna.TrialPruned(f"pruned at {result.timesteps} steps")
+        if callback.last is None:
+            trial.set_user_attr("error", "no periodic evaluation ran")
+            raise ValueError(
+                f"trial {trial.number}: no periodic evaluation ran (train.eval_freq "
+                f"{cfg.train.eval_freq} > train.total_timesteps {cfg.train.total_timesteps})"
+            )
+        return callback.last
+
+    return objective
+
+
+def _signature(cfg: RunConfig, space: SearchSpace) -> dict[str, Any]:
+    """What a study is bound to: a restarted study must have the same."""
+    data = cfg.to_dict()
+    train = {
+        k: data["train"][k]
+        for k in ("total_timesteps", "n_envs", "seed", "eval_freq", "eval_episodes")
+    }
+    sig = {"env": data["env"], "algo": data["algo"], "train": train, "space": space.data}
+    return json.loads(json.dumps(sig))  # as stored (tuples become lists)
+
+
+def _make_study(
+    cfg: RunConfig, storage: optuna.storages.BaseStorage, name: str, seed: int
+) -> optuna.Study:
+    return optuna.load_study(
+        study_name=name,
+        storage=storage,
+        sampler=optuna.samplers.TPESampler(seed=seed, constant_liar=True),
+        pruner=optuna.pruners.MedianPruner(
+            n_startup_trials=5, n_warmup_steps=cfg.train.total_timesteps // 3
+        ),
+    )
+
+
+def _create_or_check(
+    cfg: RunConfig, space: SearchSpace, storage: optuna.storages.BaseStorage, name: str
+) -> None:
+    """Create the study, or check that the existing one was made from the same config and space."""
+    study = optuna.create_study(
+        storage=storage, study_name=name, direction="maximize", load_if_exists=True
+    )
+    signature = _signature(cfg, space)
+    stored = study.user_attrs.get("signature")
+    if stored is None:
+        study.set_user_attr("signature", signature)
+        study.set_user_attr("config", cfg.to_dict())
+    elif stored != signature:
+        diff = sorted(k for k in signature if stored.get(k) != signature[k])
+        raise ValueError(
+            f"--study {name!r} exists in the storage with another {', '.join(diff)} than "
+            f"{cfg.source}'s; continue it with the same config and search space, or start "
+            "another study with --study NEW_NAME"
+        )
+
+
+def _work(
+    cfg_data: dict[str, Any],
+    source: str,
+    space_data: dict[str, Any],
+    url: str,
+    name: str,
+    target: int,
+    seed: int,
+    timeout: float | None,
+    folder: str,
+) -> None:
+    """One worker: run trials until the study holds ``target`` counted trials (or ``timeout``)."""
+    cfg = config_from_dict(cfg_data, source)
+    space = parse_space(cfg.algo.name, space_data)
+    study = _make_study(cfg, open_storage(url), name, seed)
+
+    def stop_when_full(study: optuna.Study, trial: FrozenTrial) -> None:
+        if len(counted_trials(study.get_trials(deepcopy=False))) >= target:
+            study.stop()
+
+    if len(counted_trials(study.get_trials(deepcopy=False))) >= target:
+        return
+    study.optimize(
+        _objective(cfg, space, Path(folder), target),
+        timeout=timeout,
+        catch=_ERRORS,
+        callbacks=[stop_when_full],
+        gc_after_trial=True,
+    )
+
+
+def _interrupt_children(signum: int, frame: Any) -> None:
+    """SIGTERM on ``twolink tune``: interrupt every worker as Ctrl-C would, then stop."""
+    for child in multiprocessing.active_children():
+        if child.pid is not None:
+            os.kill(child.pid, signal.SIGINT)
+    raise KeyboardInterrupt
+
+
+def _run_workers(args: tuple[Any, ...], seed: int, workers: int) -> None:
+    """Run :func:`_work` here (one worker) or in ``workers`` spawned processes."""
+    if workers == 1:
+        _work(*args[:6], seed, *args[6:])
+        return
+    context = multiprocessing.get_context("spawn")  # torch and forked threads do not mix
+    procs = [
+        context.Process(target=_work, args=(*args[:6], seed + k, *args[6:]), daemon=False)
+        for k in range(workers)
+    ]
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _interrupt_children) if in_main else None
+    try:
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join()
+    except KeyboardInterrupt:
+        for p in procs:
+            p.join()
+        raise
+    finally:
+        if in_main:
+            signal.signal(signal.SIGTERM, previous)
+    failed = [p.exitcode for p in procs if p.exitcode != 0]
+    if failed:
+        raise RuntimeError(f"{len(failed)} of {workers} tune workers failed (exit codes {failed})")
+
+
+@dataclasses.dataclass(frozen=True)
+class TuneResult:
+    """What :func:`tune` left in the storage and the study folder."""
+
+    folder: Path
+    storage: str
+    study: str
+    trials: int
+    best: FrozenTrial | None
+    best_yaml: Path | None
+
+
+def tune(
+    cfg: RunConfig,
+    *,
+    trials: int,
+    space: SearchSpace | None = None,
+    workers: int = 1,
+    storage: str | None = None,
+    study: str | None = None,
+    timeout: float | None = None,
+    seed: int | None = None,
+) -> TuneResult:
+    """Run (or continue) the study of ``cfg`` until it holds ``trials`` trials.
+
+    Everything is validated before anything is written: the search space,
+    the numbers, the config's evaluations and the storage URL.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The base config; each trial overrides its ``algo.hyperparams``.
+    trials : int
+        The study's total number of trials (see :func:`counted_trials`).
+    space : SearchSpace, optional
+        Default: the algorithm's (:data:`~twolink_gym.training.tune_space.DEFAULT_SPACES`).
+    workers : int
+        Local worker processes against the same storage.
+    storage : str, optional
+        Database URL; default :func:`default_storage`.
+    study : str, optional
+        Study name; default the run name (``train.run_name`` or ``<task>_<algo>``).
+    timeout : float, optional
+        Each worker starts no trial after this many seconds [s].
+    seed : int, optional
+        Seed of the sampler (worker ``k``: ``seed + k``); default ``train.seed``.
+
+    Returns
+    -------
+    TuneResult
+    """
+    if trials < 1:
+        raise ValueError(f"--trials must be an integer >= 1, got {trials}")
+    if workers < 1:
+        raise ValueError(f"--workers must be an integer >= 1, got {workers}")
+    if timeout is not None and not timeout > 0:
+        raise ValueError(f"--timeout must be a number of seconds > 0, got {timeout}")
+    if cfg.train.eval_freq < 1 or cfg.train.eval_freq > cfg.train.total_timesteps:
+        raise ValueError(
+            f"{cfg.source}: train.eval_freq must be in 1..train.total_timesteps "
+            f"({cfg.train.total_timesteps}) for twolink tune (trials are scored and pruned on "
+            f"the periodic evaluations), got {cfg.train.eval_freq}"
+        )
+    space = space or parse_space(cfg.algo.name)
+    if space.algo != cfg.algo.name:
+        raise ValueError(
+            f"the search space is for {space.algo}, the config's algo is {cfg.algo.name}"
+        )
+    for dim in space.dimensions:  # the config's own values must take the dotted keys
+        apply_values(cfg.algo.hyperparams, {dim.key: dim.extremes()[0]})
+    folder = study_dir(cfg)
+    name = study or cfg.train.run_name or cfg.default_group
+    url = storage or default_storage(cfg)
+    if storage is not None:
+        handle = open_storage(url)  # raises before anything is written
+    else:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle = open_storage(url)
+    _create_or_check(cfg, space, handle, name)
+    folder.mkdir(parents=True, exist_ok=True)
+
+    args = (cfg.to_dict(), cfg.source, space.data, url, name, trials, timeout, str(folder))
+    try:
+        _run_workers(args, cfg.train.seed if seed is None else seed, workers)
+    finally:
+        done = optuna.load_study(study_name=name, storage=handle)
+        best_yaml = write_best(done, cfg, folder / BEST_FILE, url)
+    counted = counted_trials(done.get_trials(deepcopy=False))
+    return TuneResult(folder, url, name, len(counted), _best(done), best_yaml)
+
+
+def _best(study: optuna.Study) -> FrozenTrial | None:
+    complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    if not complete:
+        return None
+    # highest success rate; among equals the earliest trial (deterministic)
+    return max(complete, key=lambda t: (t.value, -t.number))
+
+
+def write_best(study: optuna.Study, cfg: RunConfig, path: Path, url: str) -> Path | None:
+    """Write the best trial's config to ``path`` (None if no trial completed).
+
+    The file is ``cfg`` with the trial's hyperparameters, the config's own
+    ``train.seed`` and ``train.run_name: <run name>_tuned``: ``twolink train
+    best.yaml`` trains it (``twolink sweep best.yaml`` over seeds).
+    """
+    best = _best(study)
+    if best is None:
+        return None
+    data = cfg.to_dict()
+    data["algo"]["hyperparams"] = apply_values(cfg.algo.hyperparams, best.user_attrs["hyperparams"])
+    data["train"]["run_name"] = f"{cfg.train.run_name or cfg.default_group}_tuned"
+    config_from_dict(data, str(path))  # what is written must load
+    header = (
+        f"# Best trial of the Optuna study {study.study_name!r} ({url}):\n"
+        f"# trial {best.number}, success rate {best.value:.3f} at its last periodic evaluation,\n"
+        f"# trained with train.seed {cfg.train.seed + best.number}. Written by `twolink tune`\n"
+        f"# from {cfg.source}; train it with `twolink train {path}`.\n"
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(header + yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def report(
+    cfg: RunConfig, *, storage: str | None = None, study: str | None = None, top: int = 5
+) -> str:
+    """The study as text (best trials, parameter importances); plots as PNG.
+
+    Writes ``history.png`` (optimisation history), ``parallel_coordinate.png``
+    and ``importances.png`` (PED-ANOVA importances; needs two completed trials)
+    into ``<study folder>/report/`` and refreshes ``best.yaml``.
+
+    Raises
+    ------
+    ValueError
+        If the storage cannot be opened or holds no such study.
+    """
+    url = storage or default_storage(cfg)
+    name = study or cfg.train.run_name or cfg.default_group
+    if storage is None and not (study_dir(cfg) / STUDY_FILE).is_file():
+        raise ValueError(f"no study at {study_dir(cfg) / STUDY_FILE}; run `twolink tune` first")
+    handle = open_storage(url, heartbeat=False)
+    try:
+        loaded = optuna.load_study(study_name=name, storage=handle)
+    except KeyError as exc:
+        names = [s.study_name for s in optuna.get_all_study_summaries(handle)]
+        raise ValueError(f"--study {name!r} is not in {url}; it holds {names}") from exc
+    trials = loaded.get_trials(deepcopy=False)
+    states = {s.name.lower(): sum(t.state == s for t in trials) for s in TrialState}
+    lines = [
+        f"study {name!r} in {url}: {len(counted_trials(trials))} counted trials "
+        f"({', '.join(f'{n} {k}' for k, n in states.items() if n)})"
+    ]
+    complete = sorted(
+        loaded.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)),
+        key=lambda t: (-(t.value or 0.0), t.number),
+    )
+    keys = [
+        str(k) for k in parse_space(cfg.algo.name, loaded.user_attrs["signature"]["space"]).data
+    ]
+    lines += ["", f"best trials (success rate at the last periodic evaluation), top {top}:"]
+    lines.append("| trial | success | " + " | ".join(keys) + " |")
+    lines.append("|---:|---:|" + "---|" * len(keys))
+    for t in complete[:top]:
+        cells = " | ".join(_cell(t.params.get(k, "–")) for k in keys)
+        lines.append(f"| {t.number} | {t.value:.3f} | {cells} |")
+    out = study_dir(cfg) / REPORT_DIR
+    out.mkdir(parents=True, exist_ok=True)
+    plots = _plots(loaded, out)
+    importances = _importances(loaded)
+    lines += ["", "parameter importances (PED-ANOVA):"]
+    lines += [f"  {k}: {v:.3f}" for k, v in importances.items()] or ["  (needs 2 completed trials)"]
+    best = write_best(loaded, cfg, study_dir(cfg) / BEST_FILE, url)
+    lines += ["", f"plots: {', '.join(str(p) for p in plots)}"]
+    if best is not None:
+        lines.append(f"best config: {best}")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(value: Any) -> str:
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
+
+
+def _importances(study: optuna.Study) -> dict[str, float]:
+    complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    if len(complete) < 2:
+        return {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        warnings.simplefilter("ignore", UserWarning)  # "importances will be equal"
+        try:
+            return dict(
+                optuna.importance.get_param_importances(
+                    study, evaluator=optuna.importance.PedAnovaImportanceEvaluator()
+                )
+            )
+        except (ValueError, RuntimeError, ZeroDivisionError):
+            return {}
+
+
+def _plots(study: optuna.Study, out: Path) -> list[Path]:
+    """Optuna's matplotlib plots of ``study`` as PNG files in ``out``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from optuna.visualization import matplotlib as vis
+
+    makers: dict[str, Callable[[], Any]] = {
+        "history.png": lambda: vis.plot_optimization_history(study),
+        "parallel_coordinate.png": lambda: vis.plot_parallel_coordinate(study),
+    }
+    if len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))) >= 2:
+        makers["importances.png"] = lambda: vis.plot_param_importances(
+            study, evaluator=optuna.importance.PedAnovaImportanceEvaluator()
+        )
+    written = []
+    for filename, make in makers.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            warnings.simplefilter("ignore", UserWarning)  # degenerate axes of tiny studies
+            try:
+                ax = make()
+            except (ValueError, RuntimeError):
+                continue
+        fig = ax.get_figure() if hasattr(ax, "get_figure") else ax.flat[0].get_figure()
+        fig.tight_layout()
+        fig.savefig(out / filename, dpi=90)
+        plt.close(fig)
+        written.append(out / filename)
+    return written
