@@ -9,7 +9,10 @@ overrides built from the declared perturbations and their levels
 
 Only the *true* arm changes. Every policy is loaded once, on the nominal
 environment: a classical controller keeps the config's arm as its model, an
-agent its frozen observation statistics, whatever the condition.
+agent its frozen observation statistics, whatever the condition. Under joint
+angles only, a classical controller estimates the speeds itself (it reads the
+condition's observations); an agent trained on the full state cannot, and is
+skipped there.
 
 The score
 ---------
@@ -50,6 +53,7 @@ from twolink_gym.training.evaluate import (
 )
 from twolink_gym.training.policies import LoadedPolicy, load_policy
 
+from twolink_gym.controllers import Controller
 from twolink_gym.env import TwoLinkEnv
 from twolink_gym.params import ArmParams
 from twolink_gym.tasks import make_task
@@ -198,9 +202,22 @@ def feasible_episodes(env_cfg: EnvConfig, episodes: EpisodeSet) -> NDArray[np.bo
     return ok
 
 
+def _read_observations_of(policy: LoadedPolicy, env: TwoLinkEnv) -> None:
+    """Let a classical controller read ``env``'s observations (its model stays as it is).
+
+    On joint angles only, a controller estimates the speeds itself
+    (:meth:`~twolink_gym.controllers.base.Controller.set_observation`), as it
+    would on an arm with encoders alone; an agent has no such switch.
+    """
+    if isinstance(policy.predictor, Controller):
+        policy.predictor.set_observation(env.sim.observation_kind)
+
+
 def _probe(policy: LoadedPolicy, env_cfg: EnvConfig, nominal: EnvConfig) -> str | None:
     """Why ``policy`` cannot act on ``env_cfg``'s observations, or ``None`` if it can."""
-    shape = TwoLinkEnv(**env_cfg.make_kwargs()).observation_space.shape
+    env = TwoLinkEnv(**env_cfg.make_kwargs())
+    _read_observations_of(policy, env)
+    shape = env.observation_space.shape
     own = TwoLinkEnv(**nominal.make_kwargs()).observation_space.shape
     if shape == own:
         return None
@@ -245,6 +262,7 @@ def run_conditions(
             continue
         subset = EpisodeSet(episodes.states[mask], episodes.goals[mask], episodes.seed)
         success[c.name] = run_policy(policy, cfg, subset).success
+    _read_observations_of(policy, TwoLinkEnv(**env_cfg.make_kwargs()))
     return PolicyRobustness(
         policy.label, policy.kind, success, skipped, time.perf_counter() - start
     )
