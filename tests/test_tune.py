@@ -414,3 +414,109 @@ def test_two_workers_share_a_postgresql_study(tmp_path: Path, postgres_url: str)
     assert (
         open_storage(postgres_url, heartbeat=False).get_all_studies()[0].study_name == "balance_ppo"
     )
+
+
+def test_pruning_stops_a_trial_at_its_first_evaluation(tmp_path: Path) -> None:
+    from twolink_gym.training.tune import _ReportEvaluations
+
+    cfg = tiny_config(tmp_path, total_timesteps=512)
+    # a pruner that prunes every trial once it has a reported value (success <= 1 < 2)
+    study = optuna.create_study(
+        direction="maximize", pruner=optuna.pruners.ThresholdPruner(lower=2.0)
+    )
+    trial = study.ask()
+    callback = _ReportEvaluations(trial)
+    result = train(cfg, after_eval=callback)
+    assert callback.pruned
+    # stopped at the first evaluation (64 steps: two rollouts of 2 envs x 32 steps)
+    assert result.timesteps == 64 < cfg.train.total_timesteps
+    with np.load(result.run_dir / "eval" / "evaluations.npz") as data:
+        assert list(data["timesteps"]) == [64]
+        assert trial.storage.get_trial(trial._trial_id).intermediate_values == {
+            64: float(np.mean(data["successes"][0]))
+        }
+    with pytest.raises(ValueError, match=r"train\.eval_freq must be > 0"):
+        train(tiny_config(tmp_path / "x", eval_freq=0), after_eval=callback)
+
+
+def _wait(condition: Any, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.3)
+    return False
+
+
+def _child_pids(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != "Z":
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc for the worker processes")
+def test_sigterm_keeps_completed_trials_and_a_restart_reruns_the_interrupted(
+    tmp_path: Path,
+) -> None:
+    import signal
+    import sys
+
+    data = tiny_data(tmp_path, total_timesteps=4000, eval_freq=1000)
+    config = tmp_path / "tiny.yaml"
+    config.write_text(yaml.safe_dump(data))
+    (tmp_path / "space.yaml").write_text(yaml.safe_dump(SPACE))
+    argv = [sys.executable, "-m", "twolink_gym.training.cli", "tune", str(config)]
+    argv += ["--space", str(tmp_path / "space.yaml")]
+    url = f"sqlite:///{tmp_path / 'runs' / 'balance_ppo_tune' / 'study.db'}"
+
+    def states() -> list[TrialState]:
+        try:
+            return [t.state for t in stored_trials(url, "balance_ppo")]
+        except Exception:  # not created yet
+            return []
+
+    proc = subprocess.Popen([*argv, "--trials", "20", "--workers", "2"], cwd=tmp_path)
+    try:
+        assert _wait(
+            lambda: TrialState.COMPLETE in states() and states().count(TrialState.RUNNING) == 2,
+            240,
+        ), states()
+        workers = _child_pids(proc.pid)
+        os.kill(proc.pid, signal.SIGTERM)
+        assert proc.wait(120) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert _wait(lambda: not any(Path(f"/proc/{p}").exists() for p in workers), 30)
+    trials = stored_trials(url, "balance_ppo")
+    interrupted = [t for t in trials if t.user_attrs.get("interrupted")]
+    assert len(interrupted) == 2 and all(t.state == TrialState.FAIL for t in interrupted)
+    assert TrialState.RUNNING not in [t.state for t in trials]
+    for t in interrupted:  # each interrupted worker saved its run, as twolink train does
+        assert (
+            tmp_path
+            / "runs"
+            / "balance_ppo_tune"
+            / "trials"
+            / f"trial_{t.number:04d}"
+            / "model.zip"
+        ).is_file()
+    kept = {t.number: (t.value, t.params) for t in counted_trials(trials)}
+    assert kept and all(
+        t.state == TrialState.COMPLETE or t.state == TrialState.PRUNED
+        for t in counted_trials(trials)
+    )
+    # a restart asking for one more trial runs exactly one, and keeps every completed trial
+    assert subprocess.run([*argv, "--trials", str(len(kept) + 1)], cwd=tmp_path).returncode == 0
+    after = stored_trials(url, "balance_ppo")
+    assert len(counted_trials(after)) == len(kept) + 1 and len(after) == len(trials) + 1
+    assert {
+        t.number: (t.value, t.params) for t in counted_trials(after) if t.number in kept
+    } == kept
