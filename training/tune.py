@@ -268,6 +268,9 @@ def _work(
         if len(counted_trials(study.get_trials(deepcopy=False))) >= target:
             study.stop()
 
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        optuna.storages.fail_stale_trials(study)  # trials of killed workers: run them again
     if len(counted_trials(study.get_trials(deepcopy=False))) >= target:
         return
     study.optimize(
@@ -288,16 +291,25 @@ def _interrupt_children(signum: int, frame: Any) -> None:
 
 
 def _run_workers(args: tuple[Any, ...], seed: int, workers: int) -> None:
-    """Run :func:`_work` here (one worker) or in ``workers`` spawned processes."""
+    """Run :func:`_work` here (one worker) or in ``workers`` spawned processes.
+
+    SIGTERM is handled as Ctrl-C: the running trials save their runs and are
+    marked interrupted.
+    """
+    in_main = threading.current_thread() is threading.main_thread()
     if workers == 1:
-        _work(*args[:6], seed, *args[6:])
+        previous = signal.signal(signal.SIGTERM, _interrupt_children) if in_main else None
+        try:
+            _work(*args[:6], seed, *args[6:])
+        finally:
+            if in_main:
+                signal.signal(signal.SIGTERM, previous)
         return
     context = multiprocessing.get_context("spawn")  # torch and forked threads do not mix
     procs = [
         context.Process(target=_work, args=(*args[:6], seed + k, *args[6:]), daemon=False)
         for k in range(workers)
     ]
-    in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _interrupt_children) if in_main else None
     try:
         for p in procs:
