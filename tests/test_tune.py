@@ -157,6 +157,10 @@ def test_resume_adds_only_the_missing_trials(tmp_path: Path) -> None:
         )
     for t in after:
         check_trial_against_its_run(second.folder, t)
+    # the restart drew new hyperparameters (a sampler reseeded as at the start would repeat
+    # the first draws: TPE's first trials are random draws from its seed)
+    rates = [t.params["learning_rate"] for t in after]
+    assert len(set(rates)) == 4
     # a study that is full runs nothing
     tune(cfg, trials=4, space=space)
     assert len(stored_trials(second.storage, second.study)) == 4

@@ -504,7 +504,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--seed",
         type=_integer(0),
-        help="sampler seed (default train.seed; local worker k uses seed + k); give each "
+        help="sampler seed (default train.seed; each worker derives its own from it, its "
+        "index and the trials stored); give each "
         "machine sharing a study its own",
     )
     p.add_argument(

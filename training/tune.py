@@ -5,8 +5,9 @@ hyperparameters drawn from a search space (:mod:`~twolink_gym.training.tune_spac
 and is scored by the success rate of its last periodic evaluation (the task's
 success, on the evaluation env seeded ``train.seed + 10_000``); Optuna's
 ``MedianPruner`` stops a trial early on those evaluations. The sampler is
-``TPESampler`` seeded with ``--seed`` (default ``train.seed``; local worker
-``k`` uses ``seed + k``) and trial ``n`` trains with ``train.seed + n``.
+``TPESampler`` seeded from ``--seed`` (default ``train.seed``), the local
+worker's index and the number of trials already stored; trial ``n`` trains with
+``train.seed + n``.
 
 The study lives in a relational storage: by default the SQLite file
 ``<output_dir>/<run name>_tune/study.db``; ``--storage postgresql://...`` lets
@@ -215,16 +216,26 @@ def _signature(cfg: RunConfig, space: SearchSpace) -> dict[str, Any]:
 
 
 def _make_study(
-    cfg: RunConfig, storage: optuna.storages.BaseStorage, name: str, seed: int
+    cfg: RunConfig, storage: optuna.storages.BaseStorage, name: str, seed: int, worker: int
 ) -> optuna.Study:
-    return optuna.load_study(
+    """Load the study with this worker's sampler and the pruner.
+
+    The sampler's seed is derived from ``seed``, the worker index and the
+    number of trials already stored: a fresh study with one worker is
+    reproducible, and a restarted study does not draw its first trials
+    again (TPE's first trials are random draws from the seed).
+    """
+    study = optuna.load_study(
         study_name=name,
         storage=storage,
-        sampler=optuna.samplers.TPESampler(seed=seed, constant_liar=True),
         pruner=optuna.pruners.MedianPruner(
             n_startup_trials=5, n_warmup_steps=cfg.train.total_timesteps // 3
         ),
     )
+    stored = len(study.get_trials(deepcopy=False))
+    state = np.random.SeedSequence([seed, worker, stored]).generate_state(1)[0]
+    study.sampler = optuna.samplers.TPESampler(seed=int(state), constant_liar=True)
+    return study
 
 
 def _create_or_check(
@@ -256,13 +267,14 @@ def _work(
     name: str,
     target: int,
     seed: int,
+    worker: int,
     timeout: float | None,
     folder: str,
 ) -> None:
     """One worker: run trials until the study holds ``target`` counted trials (or ``timeout``)."""
     cfg = config_from_dict(cfg_data, source)
     space = parse_space(cfg.algo.name, space_data)
-    study = _make_study(cfg, open_storage(url), name, seed)
+    study = _make_study(cfg, open_storage(url), name, seed, worker)
 
     def stop_when_full(study: optuna.Study, trial: FrozenTrial) -> None:
         if len(counted_trials(study.get_trials(deepcopy=False))) >= target:
@@ -300,14 +312,14 @@ def _run_workers(args: tuple[Any, ...], seed: int, workers: int) -> None:
     if workers == 1:
         previous = signal.signal(signal.SIGTERM, _interrupt_children) if in_main else None
         try:
-            _work(*args[:6], seed, *args[6:])
+            _work(*args[:6], seed, 0, *args[6:])
         finally:
             if in_main:
                 signal.signal(signal.SIGTERM, previous)
         return
     context = multiprocessing.get_context("spawn")  # torch and forked threads do not mix
     procs = [
-        context.Process(target=_work, args=(*args[:6], seed + k, *args[6:]), daemon=False)
+        context.Process(target=_work, args=(*args[:6], seed, k, *args[6:]), daemon=False)
         for k in range(workers)
     ]
     previous = signal.signal(signal.SIGTERM, _interrupt_children) if in_main else None
@@ -373,7 +385,8 @@ def tune(
     timeout : float, optional
         Each worker starts no trial after this many seconds [s].
     seed : int, optional
-        Seed of the sampler (worker ``k``: ``seed + k``); default ``train.seed``.
+        Seed of the samplers (each worker's is derived from it, its index and the
+        number of trials stored); default ``train.seed``.
 
     Returns
     -------
