@@ -15,8 +15,10 @@ from twolink_gym.env import TwoLinkEnv
 # what each shipped agent is, and the success rate its task's target asks of it
 SHIPPED = {
     "balance_ppo": ("balance", "ppo", 0.95),
+    "balance_ppo_robust": ("balance", "ppo", 0.95),
     "balance_sac": ("balance", "sac", 0.95),
     "reach_ppo": ("reach", "ppo", 0.90),
+    "reach_ppo_robust": ("reach", "ppo", 0.90),
     "reach_sac": ("reach", "sac", 0.90),
     "swingup_ppo": ("swingup", "ppo", 0.90),
 }
