@@ -472,7 +472,8 @@ def test_sigterm_keeps_completed_trials_and_a_restart_reruns_the_interrupted(
     import signal
     import sys
 
-    data = tiny_data(tmp_path, total_timesteps=4000, eval_freq=1000)
+    # trials long enough that both workers are still inside one when SIGTERM lands
+    data = tiny_data(tmp_path, total_timesteps=12000, eval_freq=1000)
     config = tmp_path / "tiny.yaml"
     config.write_text(yaml.safe_dump(data))
     (tmp_path / "space.yaml").write_text(yaml.safe_dump(SPACE))
@@ -501,7 +502,8 @@ def test_sigterm_keeps_completed_trials_and_a_restart_reruns_the_interrupted(
     assert _wait(lambda: not any(Path(f"/proc/{p}").exists() for p in workers), 30)
     trials = stored_trials(url, "balance_ppo")
     interrupted = [t for t in trials if t.user_attrs.get("interrupted")]
-    assert len(interrupted) == 2 and all(t.state == TrialState.FAIL for t in interrupted)
+    # one per worker that was inside a trial (a worker may be between two trials)
+    assert 1 <= len(interrupted) <= 2 and all(t.state == TrialState.FAIL for t in interrupted)
     assert TrialState.RUNNING not in [t.state for t in trials]
     for t in interrupted:  # each interrupted worker saved its run, as twolink train does
         assert (
