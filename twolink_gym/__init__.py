@@ -53,7 +53,7 @@ from twolink_gym.tasks import (
 )
 from twolink_gym.vector_env import TwoLinkVectorEnv
 
-__version__ = "0.4.0"
+__version__ = "0.5.0"
 
 register_envs()
 
