@@ -7,11 +7,17 @@ run's final model is then evaluated on the config's fixed episode set
 (``evaluate.seed``, ``evaluate.episodes``; the periodic evaluations during
 training use other episodes), and the sweep folder ``<group>_sweep/`` receives::
 
-    sweep.json            per-seed metrics and their statistics over seeds
+    sweep.json            per-seed metrics (with each seed's periodic-evaluation
+                          curve) and their statistics over seeds
     table.md              the same as a markdown table
     learning_curves.png   periodic-evaluation success rate and return, mean over
                           seeds with the band between the worst and best seed
     <run>/                each run's per-episode results (see ``evaluate``)
+
+With a study storage (``--storage``), the seeds are handed out by an Optuna
+study instead, so that processes on several machines share one sweep
+(:mod:`~twolink_gym.training.shared_sweep`); both write the summary with
+:func:`write_summary`.
 """
 
 from __future__ import annotations
@@ -43,11 +49,14 @@ __all__ = [
     "SweepResult",
     "combine_sweeps",
     "format_sweep_table",
+    "learning_curve",
     "parse_seeds",
     "plot_seed_curves",
     "seed_config",
+    "seed_record",
     "sweep",
     "sweep_dir",
+    "write_summary",
 ]
 
 SWEEP_FILE = "sweep.json"
@@ -226,23 +235,68 @@ def sweep(
         _train_all(configs, workers, overwrite)
     out = sweep_dir(cfg)
     _, rollouts = evaluate_policies([str(r) for r in runs], cfg, out, trajectories=False)
-    success = seed_statistics(seeds, [float(np.mean(r.success)) for r in rollouts])
+    records = [seed_record(s, run, r) for s, run, r in zip(seeds, runs, rollouts, strict=True)]
+    summary, success, distance = write_summary(cfg, records, out)
+    return SweepResult(out, tuple(seeds), tuple(runs), tuple(rollouts), success, distance, summary)
+
+
+def seed_record(seed: int, run: Path, rollouts: Rollouts) -> dict[str, Any]:
+    """One seed's entry of ``sweep.json`` (JSON-friendly).
+
+    Parameters
+    ----------
+    seed : int
+        The training seed.
+    run : Path
+        Its run folder (``train_summary.json`` and ``eval/`` are read from it).
+    rollouts : Rollouts
+        Its final model on the config's episode set.
+
+    Returns
+    -------
+    dict
+        ``seed``, ``run``, the metrics of :func:`~twolink_gym.training.evaluate.summarize`,
+        ``timesteps``, ``wall_time_s``, ``machine`` and ``curve``
+        (:func:`learning_curve`, or None).
+    """
+    info = _train_summary(run)
+    return {
+        "seed": seed,
+        "run": str(run),
+        **summarize(rollouts),
+        "timesteps": info.get("timesteps"),
+        "wall_time_s": info.get("wall_time_s"),
+        "machine": info.get("machine"),
+        "curve": learning_curve(run),
+    }
+
+
+def write_summary(
+    cfg: RunConfig, records: Sequence[dict[str, Any]], out: Path
+) -> tuple[dict[str, Any], SeedStatistics, SeedStatistics]:
+    """Statistics over seeds; ``sweep.json``, ``table.md`` and ``learning_curves.png`` in ``out``.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The sweep's config (any seed's).
+    records : sequence of dict
+        :func:`seed_record` of every seed, in seed order.
+    out : Path
+        The sweep folder.
+
+    Returns
+    -------
+    summary : dict
+        The contents of ``sweep.json``.
+    success, final_distance : SeedStatistics
+        Success rate and median final distance over seeds.
+    """
+    seeds = [int(r["seed"]) for r in records]
+    success = seed_statistics(seeds, [float(r["success_rate"]) for r in records])
     distance = seed_statistics(
-        seeds, [float(np.median(r.final_distance)) for r in rollouts], higher_is_better=False
+        seeds, [float(r["final_distance_median"]) for r in records], higher_is_better=False
     )
-    per_seed = []
-    for seed, run, r in zip(seeds, runs, rollouts, strict=True):
-        info = _train_summary(run)
-        per_seed.append(
-            {
-                "seed": seed,
-                "run": str(run),
-                **summarize(r),
-                "timesteps": info.get("timesteps"),
-                "wall_time_s": info.get("wall_time_s"),
-                "machine": info.get("machine"),
-            }
-        )
     summary = {
         "label": _group_label(cfg),
         "config": cfg.source,
@@ -252,13 +306,15 @@ def sweep(
         "selection": "final model of each run (no selection on evaluation episodes)",
         "success_rate": success.to_dict(),
         "final_distance_median": distance.to_dict(),
-        "seeds": per_seed,
+        "seeds": list(records),
     }
     out.mkdir(parents=True, exist_ok=True)
     (out / SWEEP_FILE).write_text(json.dumps(summary, indent=2))
     (out / "table.md").write_text(format_sweep_table([summary]))
-    plot_seed_curves({_group_label(cfg): runs}, out / "learning_curves.png")
-    return SweepResult(out, tuple(seeds), tuple(runs), tuple(rollouts), success, distance, summary)
+    plot_seed_curves(
+        {_group_label(cfg): [r["curve"] for r in records]}, out / "learning_curves.png"
+    )
+    return summary, success, distance
 
 
 def _group_label(cfg: RunConfig) -> str:
@@ -298,22 +354,39 @@ def format_sweep_table(summaries: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _curves(run: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def learning_curve(run: Path) -> dict[str, list[float]] | None:
+    """A run's periodic evaluations, JSON-friendly; None if it has none.
+
+    Returns
+    -------
+    dict or None
+        ``timesteps`` (environment steps), ``success`` (success rate of each
+        evaluation, NaN if the task reports none) and ``return`` (mean episode
+        return), lists of equal length, from ``<run>/eval/evaluations.npz``.
+    """
     path = run / "eval" / "evaluations.npz"
     if not path.exists():
         return None
     data = np.load(path)
-    success = data["successes"].mean(axis=1) if "successes" in data else np.full(0, np.nan)
-    return data["timesteps"], success, data["results"].mean(axis=1)
+    steps = data["timesteps"]
+    success = data["successes"].mean(axis=1) if "successes" in data else np.full(len(steps), np.nan)
+    return {
+        "timesteps": [float(t) for t in steps],
+        "success": [float(v) for v in success],
+        "return": [float(v) for v in data["results"].mean(axis=1)],
+    }
 
 
-def plot_seed_curves(groups: dict[str, Sequence[Path]], path: Path) -> None:
+def plot_seed_curves(
+    groups: dict[str, Sequence[dict[str, list[float]] | None]], path: Path
+) -> None:
     """Periodic-evaluation curves per group of seeds: mean line, worst-to-best band.
 
     Parameters
     ----------
-    groups : dict of str to sequence of Path
-        A label (one agent config) and the run folders of its seeds.
+    groups : dict of str to sequence of (dict or None)
+        A label (one agent config) and the :func:`learning_curve` of each of
+        its seeds (None: a seed without periodic evaluations, left out).
     path : Path
         The PNG to write.
     """
@@ -323,14 +396,14 @@ def plot_seed_curves(groups: dict[str, Sequence[Path]], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for label, runs in groups.items():
-        curves = [c for c in (_curves(r) for r in runs) if c is not None]
+    for label, seed_curves in groups.items():
+        curves = [c for c in seed_curves if c is not None]
         if not curves:
             continue
-        n = min(len(c[0]) for c in curves)  # seeds stopped at the same steps
-        steps = curves[0][0][:n]
-        for ax, k in ((axes[0], 1), (axes[1], 2)):
-            values = np.stack([c[k][:n] for c in curves])
+        n = min(len(c["timesteps"]) for c in curves)  # seeds stopped at the same steps
+        steps = curves[0]["timesteps"][:n]
+        for ax, k in ((axes[0], "success"), (axes[1], "return")):
+            values = np.stack([np.asarray(c[k][:n], dtype=float) for c in curves])
             (line,) = ax.plot(steps, values.mean(axis=0), label=f"{label}, {len(curves)} seeds")
             ax.fill_between(
                 steps, values.min(axis=0), values.max(axis=0), color=line.get_color(), alpha=0.2
@@ -380,6 +453,11 @@ def combine_sweeps(sweep_dirs: Sequence[str | Path], out_dir: str | Path) -> str
     out.mkdir(parents=True, exist_ok=True)
     table = format_sweep_table(summaries)
     (out / "table.md").write_text(table)
-    groups = {s["label"]: [Path(d["run"]) for d in s["seeds"]] for s in summaries}
+    groups = {  # sweeps written before 0.5.0 hold no curves: read them from the runs
+        s["label"]: [
+            d["curve"] if "curve" in d else learning_curve(Path(d["run"])) for d in s["seeds"]
+        ]
+        for s in summaries
+    }
     plot_seed_curves(groups, out / "learning_curves.png")
     return table

@@ -27,11 +27,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import multiprocessing
 import os
 import platform
-import signal
-import threading
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -44,6 +42,7 @@ from optuna.trial import FrozenTrial, TrialState
 from stable_baselines3.common.callbacks import BaseCallback
 from twolink_gym.training.config import RunConfig, config_from_dict
 from twolink_gym.training.tune_space import SearchSpace, apply_values, parse_space
+from twolink_gym.training.workers import run_workers
 
 __all__ = [
     "BEST_FILE",
@@ -66,6 +65,8 @@ REPORT_DIR = "report"
 # of a killed worker count as failed (and run again) instead of running forever.
 _HEARTBEAT_S, _GRACE_S = 60, 180
 _ERRORS = (ValueError, AssertionError, RuntimeError)  # a bad combination fails one trial
+#: Attempts at opening a storage whose tables another process is creating.
+_SCHEMA_ATTEMPTS = 4
 
 
 def study_dir(cfg: RunConfig) -> Path:
@@ -93,10 +94,21 @@ def open_storage(url: str, *, heartbeat: bool = True) -> optuna.storages.RDBStor
         kwargs["engine_kwargs"] = {"connect_args": {"timeout": 120}}
     if heartbeat:
         kwargs.update(heartbeat_interval=_HEARTBEAT_S, grace_period=_GRACE_S)
+    import sqlalchemy.exc
+
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            return optuna.storages.RDBStorage(url, **kwargs)
+        for attempt in range(_SCHEMA_ATTEMPTS):
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                    return optuna.storages.RDBStorage(url, **kwargs)
+            except sqlalchemy.exc.IntegrityError:
+                # two processes creating the tables of a fresh database at once: the
+                # other one's tables are there once it has committed
+                if attempt == _SCHEMA_ATTEMPTS - 1:
+                    raise
+                time.sleep(1.0 + attempt)
+        raise AssertionError("unreachable")
     except Exception as exc:
         raise ValueError(
             f"--storage {url!r} cannot be opened ({type(exc).__name__}: {exc}); expected a "
@@ -266,10 +278,10 @@ def _work(
     url: str,
     name: str,
     target: int,
-    seed: int,
-    worker: int,
     timeout: float | None,
     folder: str,
+    seed: int,
+    worker: int,
 ) -> None:
     """One worker: run trials until the study holds ``target`` counted trials (or ``timeout``)."""
     cfg = config_from_dict(cfg_data, source)
@@ -292,52 +304,6 @@ def _work(
         callbacks=[stop_when_full],
         gc_after_trial=True,
     )
-
-
-def _interrupt_children(signum: int, frame: Any) -> None:
-    """SIGTERM on ``twolink tune``: interrupt every worker as Ctrl-C would, then stop."""
-    for child in multiprocessing.active_children():
-        if child.pid is not None:
-            os.kill(child.pid, signal.SIGINT)
-    raise KeyboardInterrupt
-
-
-def _run_workers(args: tuple[Any, ...], seed: int, workers: int) -> None:
-    """Run :func:`_work` here (one worker) or in ``workers`` spawned processes.
-
-    SIGTERM is handled as Ctrl-C: the running trials save their runs and are
-    marked interrupted.
-    """
-    in_main = threading.current_thread() is threading.main_thread()
-    if workers == 1:
-        previous = signal.signal(signal.SIGTERM, _interrupt_children) if in_main else None
-        try:
-            _work(*args[:6], seed, 0, *args[6:])
-        finally:
-            if in_main:
-                signal.signal(signal.SIGTERM, previous)
-        return
-    context = multiprocessing.get_context("spawn")  # torch and forked threads do not mix
-    procs = [
-        context.Process(target=_work, args=(*args[:6], seed, k, *args[6:]), daemon=False)
-        for k in range(workers)
-    ]
-    previous = signal.signal(signal.SIGTERM, _interrupt_children) if in_main else None
-    try:
-        for p in procs:
-            p.start()
-        for p in procs:
-            p.join()
-    except KeyboardInterrupt:
-        for p in procs:
-            p.join()
-        raise
-    finally:
-        if in_main:
-            signal.signal(signal.SIGTERM, previous)
-    failed = [p.exitcode for p in procs if p.exitcode != 0]
-    if failed:
-        raise RuntimeError(f"{len(failed)} of {workers} tune workers failed (exit codes {failed})")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -424,7 +390,7 @@ def tune(
 
     args = (cfg.to_dict(), cfg.source, space.data, url, name, trials, timeout, str(folder))
     try:
-        _run_workers(args, cfg.train.seed if seed is None else seed, workers)
+        run_workers(_work, (*args, cfg.train.seed if seed is None else seed), workers, "tune")
     finally:
         done = optuna.load_study(study_name=name, storage=handle)
         best_yaml = write_best(done, cfg, folder / BEST_FILE, url)
