@@ -22,6 +22,7 @@ __all__ = [
     "forward_kinematics",
     "inverse_kinematics",
     "jacobian",
+    "jacobian_derivative",
     "project_to_workspace",
     "tip_from_trig",
     "tip_position",
@@ -99,6 +100,38 @@ def jacobian(params: ArmParams, q: ArrayLike) -> Array:
     s12, c12 = params.l2 * np.sin(q12), params.l2 * np.cos(q12)
     row_x = np.stack([-s1 - s12, -s12], -1)
     row_y = np.stack([c1 + c12, c12], -1)
+    return np.stack([row_x, row_y], -2)
+
+
+def jacobian_derivative(params: ArmParams, q: ArrayLike, dq: ArrayLike) -> Array:
+    """Time derivative ``dJ/dt`` of the tip Jacobian along a motion.
+
+    With ``tip acceleration = J ddq + (dJ/dt) dq``, this gives the joint
+    accelerations of a Cartesian path: ``ddq = J⁻¹ (a - (dJ/dt) dq)``.
+
+    Parameters
+    ----------
+    params : ArmParams
+    q : array_like, shape (..., 2)
+        Joint angles [rad].
+    dq : array_like, shape (..., 2)
+        Joint velocities [rad/s].
+
+    Returns
+    -------
+    ndarray, shape (..., 2, 2)
+        [m/(rad·s)] (leading axes of ``q`` and ``dq`` broadcast).
+    """
+    q = as_vectors(q, 2, "q")
+    dq = as_vectors(dq, 2, "dq")
+    q1 = q[..., 0]
+    q12 = q1 + q[..., 1]
+    w1 = dq[..., 0]
+    w12 = w1 + dq[..., 1]
+    c1, s1 = params.l1 * np.cos(q1) * w1, params.l1 * np.sin(q1) * w1
+    c12, s12 = params.l2 * np.cos(q12) * w12, params.l2 * np.sin(q12) * w12
+    row_x = np.stack(np.broadcast_arrays(-c1 - c12, -c12), -1)
+    row_y = np.stack(np.broadcast_arrays(-s1 - s12, -s12), -1)
     return np.stack([row_x, row_y], -2)
 
 
