@@ -396,3 +396,16 @@ def test_tip_velocity_broadcasts_q_against_batched_dq():
 def test_bad_input_raises_naming_argument(call, name):
     with pytest.raises(ValueError, match=rf"^{name}\b"):
         call()
+
+
+# -- Jacobian derivative -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("params", [DEFAULT, UNEQUAL], ids=["default", "unequal"])
+def test_jacobian_derivative_matches_finite_differences_along_a_motion(params):
+    rng = np.random.default_rng(3)
+    q, dq = rng.uniform(-3, 3, (20, 2)), rng.uniform(-4, 4, (20, 2))
+    h = 1e-6
+    fd = (kin.jacobian(params, q + h * dq) - kin.jacobian(params, q - h * dq)) / (2 * h)
+    np.testing.assert_allclose(kin.jacobian_derivative(params, q, dq), fd, atol=1e-7)
+    assert kin.jacobian_derivative(params, q[0], dq).shape == (20, 2, 2)  # broadcasts

@@ -459,7 +459,7 @@ class SampledPath(TipPath):
             bad = int(np.argmax(steps <= 0.0))
             raise ValueError(
                 "path SampledPath: times must increase strictly, got "
-                f"times[{bad}] = {times[bad]!r} and times[{bad + 1}] = {times[bad + 1]!r}"
+                f"times[{bad}] = {float(times[bad])!r} and times[{bad + 1}] = {float(times[bad + 1])!r}"
             )
         if self.bc_type not in self.BC_TYPES:
             raise ValueError(
