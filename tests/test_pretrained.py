@@ -17,6 +17,7 @@ SHIPPED = {
     "balance_ppo": ("balance", "ppo", 0.95),
     "balance_ppo_robust": ("balance", "ppo", 0.95),
     "balance_sac": ("balance", "sac", 0.95),
+    "balance_sac_robust": ("balance", "sac", 0.95),
     "reach_ppo": ("reach", "ppo", 0.90),
     "reach_ppo_robust": ("reach", "ppo", 0.90),
     "reach_sac": ("reach", "sac", 0.90),
