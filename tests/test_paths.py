@@ -25,7 +25,7 @@ from twolink_gym.paths import (
     sample_path,
 )
 
-SEED_ARM = ArmParams.uniform_rods(m1=1.0, m2=10.0, l1=0.5, l2=0.5, friction1=0.0, friction2=0.0)
+LOOPING_ARM = ArmParams.uniform_rods(m1=1.0, m2=10.0, l1=0.5, l2=0.5, friction1=0.0, friction2=0.0)
 UNEQUAL = ArmParams(l1=1.5, l2=0.6, lc1=0.75, lc2=0.3)
 
 ANALYTIC = [
@@ -39,10 +39,10 @@ ANALYTIC = [
 
 
 def _load_benchmark():
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "seed_tracking.py"
-    spec = importlib.util.spec_from_file_location("seed_tracking", path)
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "looping_path.py"
+    spec = importlib.util.spec_from_file_location("looping_path", path)
     module = importlib.util.module_from_spec(spec)
-    sys.modules["seed_tracking"] = module
+    sys.modules["looping_path"] = module
     spec.loader.exec_module(module)
     return module
 
@@ -98,8 +98,8 @@ def test_figure_eight_crosses_its_centre_twice_per_period():
     np.testing.assert_allclose(p.max(0), [0.8, 0.3], atol=1e-6)
 
 
-def test_looping_path_reproduces_the_seed_documents_points():
-    """The document's construction: a sampled circle plus loops in its finite-difference frame."""
+def test_looping_path_reproduces_the_exercises_points():
+    """The exercise's construction: a sampled circle plus loops in its finite-difference frame."""
     n, scale, radius, freq = 2000, 0.79, 0.2, 13
     phi = np.linspace(0, 2 * np.pi, n) + np.pi / 2
     base = scale * np.column_stack((np.cos(phi), np.sin(phi)))
@@ -109,7 +109,7 @@ def test_looping_path_reproduces_the_seed_documents_points():
     angles = 2 * np.pi * freq * np.linspace(0, 1, n) + np.pi / 2
     points = base + radius * (np.cos(angles)[:, None] * tangent + np.sin(angles)[:, None] * normal)
     ours = LoopingPath().position(np.linspace(0.0, 60.0, n))
-    # the end points use one-sided differences in the document (tangent off by half a step)
+    # the end points use one-sided differences in the exercise (tangent off by half a step)
     np.testing.assert_allclose(ours[1:-1], points[1:-1], atol=1e-13)
     np.testing.assert_allclose(ours[[0, -1]], points[[0, -1]], atol=5e-4)
     r = np.hypot(*ours.T)
@@ -193,7 +193,7 @@ def test_check_in_workspace_names_the_path_and_the_first_time_outside():
     theta = 2 * math.pi - math.acos((0.995**2 - 0.73) / 0.48)
     t_exit = (theta - math.pi) / (2 * math.pi) * 10.0
     with pytest.raises(ValueError, match=r"path Circle\(centre=\(0\.8, 0\.0\)") as info:
-        check_in_workspace(circle, SEED_ARM, margin=0.005, samples=2001)
+        check_in_workspace(circle, LOOPING_ARM, margin=0.005, samples=2001)
     message = str(info.value)
     assert "leaves the reachable annulus [0.005, 0.995] m" in message
     t_reported = float(re.search(r"at t = ([0-9.]+) s", message).group(1))
@@ -205,12 +205,12 @@ def test_check_in_workspace_names_the_path_and_the_first_time_outside():
         check_in_workspace(inner, UNEQUAL, margin=0.06)
 
 
-def test_named_paths_fit_the_seed_arm_and_the_default_arm():
+def test_named_paths_fit_the_looping_arm_and_the_default_arm():
     for name in PATH_NAMES:
-        for params in (SEED_ARM, ArmParams()):
+        for params in (LOOPING_ARM, ArmParams()):
             check_in_workspace(make_path(name), params)
     with pytest.raises(ValueError, match="leaves the reachable annulus"):
-        check_in_workspace(make_path("looping"), SEED_ARM, margin=0.02)
+        check_in_workspace(make_path("looping"), LOOPING_ARM, margin=0.02)
 
 
 # -- make_path -----------------------------------------------------------------------
@@ -252,7 +252,7 @@ def test_make_path_mapping_errors_name_the_type_and_field():
 # -- sampler -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("params", [SEED_ARM, UNEQUAL], ids=["seed_arm", "unequal"])
+@pytest.mark.parametrize("params", [LOOPING_ARM, UNEQUAL], ids=["looping_arm", "unequal"])
 def test_sampled_paths_are_inside_the_annulus_and_reproducible(params):
     rng = np.random.default_rng(7)
     paths = [sample_path(rng, params, margin=0.05) for _ in range(30)]
@@ -269,11 +269,11 @@ def test_sampled_paths_are_inside_the_annulus_and_reproducible(params):
 
 def test_sample_path_draws_only_the_requested_families_and_speeds():
     rng = np.random.default_rng(1)
-    circles = [sample_path(rng, SEED_ARM, ["circle"], speed=(0.2, 0.3)) for _ in range(20)]
+    circles = [sample_path(rng, LOOPING_ARM, ["circle"], speed=(0.2, 0.3)) for _ in range(20)]
     assert all(isinstance(c, Circle) and 0.2 <= c.speed <= 0.3 for c in circles)
     assert {c.direction for c in circles} == {-1, 1}
     with pytest.raises(ValueError, match=r"families: unknown \['spiral'\]; allowed names are"):
-        sample_path(rng, SEED_ARM, ["circle", "spiral"])
+        sample_path(rng, LOOPING_ARM, ["circle", "spiral"])
     assert set(FAMILIES) == {"circle", "figure_eight", "lissajous"}
 
 
@@ -283,7 +283,7 @@ def test_sample_path_draws_only_the_requested_families_and_speeds():
 @pytest.mark.parametrize(
     ("params", "path"),
     [
-        (SEED_ARM, LoopingPath()),
+        (LOOPING_ARM, LoopingPath()),
         (ArmParams(), figure_eight(centre=(0.9, 0.4), width=0.8, height=0.5, period=4.0)),
         (UNEQUAL, Circle(centre=(-0.5, 1.2), radius=0.3, period=3.0, direction=-1)),
     ],
@@ -303,20 +303,20 @@ def test_joint_reference_reproduces_the_path_and_its_derivatives(params, path):
 
 def test_joint_reference_keeps_one_branch_and_unwraps_along_the_looping_path():
     path, t = LoopingPath(), np.linspace(0.0, 60.0, 3001)
-    q_down = joint_reference(SEED_ARM, path, t)[0]
+    q_down = joint_reference(LOOPING_ARM, path, t)[0]
     assert np.all(q_down[:, 1] > 0.2)  # "down" by default: q2 >= 0, never near 0
     assert np.abs(np.diff(q_down, axis=0)).max() < 0.1  # continuous
     assert q_down[-1, 0] - q_down[0, 0] == pytest.approx(2 * math.pi)  # one turn, unwrapped
     # starting near the other branch (shifted by a turn) keeps that branch throughout
-    q_up_start = kin.inverse_kinematics(SEED_ARM, path.position(0.0), "up") + np.array(
+    q_up_start = kin.inverse_kinematics(LOOPING_ARM, path.position(0.0), "up") + np.array(
         [2 * math.pi, 0]
     )
-    q_up = joint_reference(SEED_ARM, path, t, q0=q_up_start + 0.05)[0]
+    q_up = joint_reference(LOOPING_ARM, path, t, q0=q_up_start + 0.05)[0]
     assert np.all(q_up[:, 1] < -0.2)
     np.testing.assert_allclose(q_up[0], q_up_start, atol=1e-12)
-    np.testing.assert_allclose(kin.tip_position(SEED_ARM, q_up), path.position(t), atol=1e-13)
+    np.testing.assert_allclose(kin.tip_position(LOOPING_ARM, q_up), path.position(t), atol=1e-13)
     # an explicit branch wins over q0
-    q_forced = joint_reference(SEED_ARM, path, t[:5], q0=q_up_start, elbow="down")[0]
+    q_forced = joint_reference(LOOPING_ARM, path, t[:5], q0=q_up_start, elbow="down")[0]
     assert np.all(q_forced[:, 1] > 0)
 
 
@@ -326,37 +326,41 @@ def test_joint_reference_errors_near_singularities_and_outside():
     with pytest.raises(
         ValueError, match=r"path Circle\(.*\) comes within .* singularity .* t = 0 s"
     ):
-        joint_reference(SEED_ARM, rim, np.linspace(0.0, 1.0, 11))
-    joint_reference(SEED_ARM, rim, np.linspace(0.1, 0.9, 9))  # away from t = 0 and t = 1 (folded)
+        joint_reference(LOOPING_ARM, rim, np.linspace(0.0, 1.0, 11))
+    joint_reference(
+        LOOPING_ARM, rim, np.linspace(0.1, 0.9, 9)
+    )  # away from t = 0 and t = 1 (folded)
     # from (-0.1, 0) counter-clockwise; r > 1 from cos θ > 0.65, θ = π (1 + t): t > 0.725 s
     outside = Circle(centre=(0.5, 0.0), radius=0.6, period=2.0, phase=math.pi)
     with pytest.raises(ValueError, match=r"leaves the reachable annulus \[0, 1\] m at t = 0.8 s"):
-        joint_reference(SEED_ARM, outside, np.linspace(0.0, 1.0, 11))
+        joint_reference(LOOPING_ARM, outside, np.linspace(0.0, 1.0, 11))
     with pytest.raises(ValueError, match="elbow must be 'up' or 'down'"):
-        joint_reference(SEED_ARM, LoopingPath(), [0.0], elbow="left")
+        joint_reference(LOOPING_ARM, LoopingPath(), [0.0], elbow="left")
 
 
 def test_jacobian_derivative_is_used_consistently_with_tip_acceleration():
     """Tip acceleration J ddq + J̇ dq of the reference equals the path's."""
     path = LoopingPath()
     t = np.linspace(0.0, 60.0, 501)
-    q, dq, ddq = joint_reference(SEED_ARM, path, t)
-    accel = np.einsum("nij,nj->ni", kin.jacobian(SEED_ARM, q), ddq) + np.einsum(
-        "nij,nj->ni", kin.jacobian_derivative(SEED_ARM, q, dq), dq
+    q, dq, ddq = joint_reference(LOOPING_ARM, path, t)
+    accel = np.einsum("nij,nj->ni", kin.jacobian(LOOPING_ARM, q), ddq) + np.einsum(
+        "nij,nj->ni", kin.jacobian_derivative(LOOPING_ARM, q, dq), dq
     )
     np.testing.assert_allclose(accel, path.acceleration(t), atol=1e-12)
 
 
-# -- the seed experiment -------------------------------------------------------------
+# -- the looping-path exercise -------------------------------------------------------------
 
 
-def test_computed_torque_tracks_the_seed_path_and_open_loop_diverges():
+def test_computed_torque_tracks_the_looping_path_and_open_loop_diverges():
     bench = _load_benchmark()
     path = LoopingPath()
-    run = bench.computed_torque(bench.SEED_ARM, bench.SEED_ARM, path, seconds=4.0)
+    run = bench.computed_torque(bench.LOOPING_ARM, bench.LOOPING_ARM, path, seconds=4.0)
     assert run.rms < 1e-3
     assert run.max < 3e-3
     mid = np.arange(200) * bench.DT + bench.DT / 2
-    free = bench.open_loop(bench.SEED_ARM, path, bench.feed_forward(bench.SEED_ARM, path, mid), 4.0)
+    free = bench.open_loop(
+        bench.LOOPING_ARM, path, bench.feed_forward(bench.LOOPING_ARM, path, mid), 4.0
+    )
     assert free.time_to(0.05) < 4.0
     assert free.error[0] < 1e-12 and free.error[:10].max() < 1e-4  # it starts on the path

@@ -322,16 +322,16 @@ def figure_eight(
 
 @dataclasses.dataclass(frozen=True)
 class LoopingPath(TipPath):
-    r"""A big circle with small loops superposed (the looping path of the seed experiment).
+    r"""A big circle with small loops superposed (the classic looping-path exercise).
 
-    Parameterised as the source document does: the big circle starts at the
+    Parameterised as the exercise does: the big circle starts at the
     angle ``start_angle`` (π/2: the top) and is travelled once,
     counter-clockwise, at constant angular speed ``ω = 2π / period``; a point
     at the loop angle ``a = loop_phase + loops · ω t`` (``loop_phase = π/2``)
     is added in the circle's moving frame,
     ``loop_radius (cos a · T + sin a · N)``, with ``T`` the unit tangent (the
     direction of travel) and ``N`` the tangent turned by +90° (pointing to the
-    centre). The document builds ``T`` by finite differences of 2000 sampled
+    centre). The exercise builds ``T`` by finite differences of 2000 sampled
     points; here it is exact. As a sum of two phasors,
 
     .. math:: p(t) = c + R\,e^{i(\varphi_0 + \omega t)}
@@ -777,7 +777,7 @@ def joint_reference(
     The elbow branch is chosen once and kept for the whole path (the sign of
     ``q2`` never changes): ``elbow`` if given, else the branch whose solution
     at ``t[0]`` is nearest (wrapped joint distance) to ``q0``, else
-    ``"down"`` (``q2 >= 0``, the branch the seed document seeds with). ``q1``
+    ``"down"`` (``q2 >= 0``, the branch the exercise seeds with). ``q1``
     is unwrapped continuously along ``t`` (so ``t`` should be sorted and dense
     enough that ``q1`` moves by less than π between samples) and shifted by a
     multiple of 2π to start next to ``q0`` (if given). The derivatives are

@@ -1,4 +1,4 @@
-"""The looping-path experiment of the tracking seed document, reproduced with the package.
+"""The classic looping-path tracking exercise, reproduced with the package.
 
 The source samples a looping path (a circle of radius 0.79 m with 13 loops
 of radius 0.2 m, 2000 points over 60 s), solves inverse kinematics taking
@@ -7,9 +7,9 @@ finite differences, computes the torques by inverse dynamics, and finds that
 simulating forward under those torques alone "quickly diverges". Here:
 
 1. the same path, as the analytic :class:`~twolink_gym.paths.LoopingPath`
-   (equal to the document's points to round-off except at the two end points,
+   (equal to the exercise's points to round-off except at the two end points,
    where its one-sided finite-difference tangent is off by 0.3 mm), and the
-   document's finite-difference joint derivatives against the analytic ones
+   exercise's finite-difference joint derivatives against the analytic ones
    of :func:`~twolink_gym.paths.joint_reference`;
 2. (a) open loop: the feed-forward torques alone, integrated with
    :func:`twolink_gym.step`; the time until the tip is 5 cm off, and the
@@ -19,15 +19,15 @@ simulating forward under those torques alone "quickly diverges". Here:
    controller's model;
 4. (c) the same with ±20 % errors in the controller's model.
 
-The arm is the document's: l1 = l2 = 0.5 m, m1 = 1 kg, m2 = 10 kg, taken as
-uniform rods (lc = l/2, I = m l²/12: the document's own inertias do not
+The arm is the exercise's: l1 = l2 = 0.5 m, m1 = 1 kg, m2 = 10 kg, taken as
+uniform rods (lc = l/2, I = m l²/12: the exercise's own inertias do not
 follow its stated rule), g = 9.81 m/s², no friction. Control period 0.02 s
 (the env's default) with 2 RK4 sub-steps, torque held over the period, and no
 torque limit.
 
 Usage::
 
-    python benchmarks/seed_tracking.py [--figure docs/results/tracking/seed_experiment.png]
+    python benchmarks/looping_path.py [--figure docs/results/tracking/looping_path.png]
 """
 
 from __future__ import annotations
@@ -47,11 +47,11 @@ from twolink_gym.paths import LoopingPath, TipPath, joint_reference
 
 Array = NDArray[np.float64]
 
-#: The seed document's arm, as uniform rods without friction.
-SEED_ARM = ArmParams.uniform_rods(m1=1.0, m2=10.0, l1=0.5, l2=0.5, friction1=0.0, friction2=0.0)
-#: The seed document's sampling: 2000 points over 60 s.
-SEED_POINTS = 2000
-SEED_SECONDS = 60.0
+#: The exercise's arm, as uniform rods without friction.
+LOOPING_ARM = ArmParams.uniform_rods(m1=1.0, m2=10.0, l1=0.5, l2=0.5, friction1=0.0, friction2=0.0)
+#: The exercise's sampling: 2000 points over 60 s.
+LOOPING_POINTS = 2000
+LOOPING_SECONDS = 60.0
 DT = 0.02
 SUBSTEPS = 2
 #: Computed-torque gains: ``Kp = ωn²``, ``Kd = 2 ζ ωn`` (the package controller's defaults).
@@ -67,22 +67,22 @@ FINE_DT = 0.002
 PERTURBATION = 1e-9
 
 ROOT = Path(__file__).resolve().parents[1]
-FIGURE = ROOT / "docs" / "results" / "tracking" / "seed_experiment.png"
+FIGURE = ROOT / "docs" / "results" / "tracking" / "looping_path.png"
 
 
-# -- the document's finite differences ------------------------------------------------
+# -- the exercise's finite differences ------------------------------------------------
 
 
 @dataclasses.dataclass(frozen=True)
 class FiniteDifferences:
-    """The document's joint trajectory and its finite-difference derivatives.
+    """The exercise's joint trajectory and its finite-difference derivatives.
 
     Attributes
     ----------
     t : ndarray, shape (N - 2,)
         Times of the torque samples (interior points) [s].
     q, dq, ddq : ndarray, shape (N - 2, 2)
-        Angles [rad], backward-difference velocities [rad/s] (the document
+        Angles [rad], backward-difference velocities [rad/s] (the exercise
         pairs ``q[i]`` with ``(q[i] - q[i-1]) / dt``) and central second
         differences [rad/s²].
     tau : ndarray, shape (N - 2, 2)
@@ -100,11 +100,11 @@ class FiniteDifferences:
 
 
 def seed_finite_differences(
-    params: ArmParams, path: TipPath, points: int = SEED_POINTS
+    params: ArmParams, path: TipPath, points: int = LOOPING_POINTS
 ) -> FiniteDifferences:
-    """The document's pipeline: nearest-branch IK per point, then two finite differences.
+    """The exercise's pipeline: nearest-branch IK per point, then two finite differences.
 
-    The first point takes the branch with ``q2 >= 0`` (the document's "elbow
+    The first point takes the branch with ``q2 >= 0`` (the exercise's "elbow
     to the right", the package's ``"down"``); every later point takes the
     branch nearest to the previous angles (:func:`~twolink_gym.controllers.base.nearest_ik`).
     """
@@ -182,7 +182,7 @@ def open_loop(
     params: ArmParams,
     path: TipPath,
     torque: Array,
-    seconds: float = SEED_SECONDS,
+    seconds: float = LOOPING_SECONDS,
     dt: float = DT,
     substeps: int = SUBSTEPS,
     q_error: float = 0.0,
@@ -208,7 +208,7 @@ def computed_torque(
     params: ArmParams,
     model: ArmParams,
     path: TipPath,
-    seconds: float = SEED_SECONDS,
+    seconds: float = LOOPING_SECONDS,
     dt: float = DT,
     substeps: int = SUBSTEPS,
     natural_frequency: float = NATURAL_FREQUENCY,
@@ -272,7 +272,7 @@ MISMATCH: tuple[tuple[str, dict[str, float]], ...] = (
 
 def mismatched_model(factors: dict[str, float]) -> ArmParams:
     """The seed arm with some of ``m1, m2, l1, l2`` scaled (still uniform rods, no friction)."""
-    base = {"m1": SEED_ARM.m1, "m2": SEED_ARM.m2, "l1": SEED_ARM.l1, "l2": SEED_ARM.l2}
+    base = {"m1": LOOPING_ARM.m1, "m2": LOOPING_ARM.m2, "l1": LOOPING_ARM.l1, "l2": LOOPING_ARM.l2}
     scaled = {k: v * factors.get(k, 1.0) for k, v in base.items()}
     return ArmParams.uniform_rods(**scaled, friction1=0.0, friction2=0.0)
 
@@ -294,7 +294,7 @@ def _figure(out: Path, path: TipPath, runs: dict[str, Run], fd: FiniteDifference
     ax = axes[0]
     ref = path.position(np.linspace(0.0, path.duration, 4000))
     ring = np.linspace(0.0, 2 * math.pi, 400)
-    ax.plot(SEED_ARM.reach * np.cos(ring), SEED_ARM.reach * np.sin(ring), "k--", lw=0.8)
+    ax.plot(LOOPING_ARM.reach * np.cos(ring), LOOPING_ARM.reach * np.sin(ring), "k--", lw=0.8)
     ax.plot(*ref.T, color="0.6", lw=2.5, label="reference")
     open_run = runs["analytic"]
     stop = int(np.argmax(open_run.error > 0.3)) if (open_run.error > 0.3).any() else None
@@ -320,8 +320,8 @@ def _figure(out: Path, path: TipPath, runs: dict[str, Run], fd: FiniteDifference
     ax.legend(fontsize=8)
 
     ax = axes[2]
-    ax.plot(fd.t, fd.tau[:, 0], color="0.7", lw=3, label="τ1, document (finite diff.)")
-    ax.plot(fd.t, fd.tau[:, 1], color="0.85", lw=3, label="τ2, document (finite diff.)")
+    ax.plot(fd.t, fd.tau[:, 0], color="0.7", lw=3, label="τ1, exercise (finite diff.)")
+    ax.plot(fd.t, fd.tau[:, 1], color="0.85", lw=3, label="τ2, exercise (finite diff.)")
     mid = ct.t[:-1]
     ax.plot(mid, ct.tau[:, 0], color="tab:blue", lw=0.8, label="τ1, computed torque")
     ax.plot(mid, ct.tau[:, 1], color="tab:orange", lw=0.8, label="τ2, computed torque")
@@ -340,20 +340,20 @@ def main() -> None:
     parser.add_argument("--figure", type=Path, default=FIGURE, help="where to write the figure")
     args = parser.parse_args()
     start = time.perf_counter()
-    params, path = SEED_ARM, LoopingPath()
+    params, path = LOOPING_ARM, LoopingPath()
 
     # 1. finite differences against the analytic reference
     fd = seed_finite_differences(params, path)
     q, dq, ddq = joint_reference(params, path, fd.t)
     tau = inverse_dynamics(params, q, dq, ddq)
     rows = [
-        ("points, sample step", f"{SEED_POINTS}, {1000 * (fd.t[1] - fd.t[0]):.2f} ms", ""),
+        ("points, sample step", f"{LOOPING_POINTS}, {1000 * (fd.t[1] - fd.t[0]):.2f} ms", ""),
         ("branch flips of the nearest-branch rule", str(fd.branch_flips), ""),
-        ("max angle difference (document vs analytic)", f"{np.abs(fd.q - q).max():.2e}", "rad"),
+        ("max angle difference (exercise vs analytic)", f"{np.abs(fd.q - q).max():.2e}", "rad"),
         ("max q̇ error (backward difference)", f"{np.abs(fd.dq - dq).max():.3g}", "rad/s"),
         ("max q̈ error (second difference)", f"{np.abs(fd.ddq - ddq).max():.3g}", "rad/s²"),
         ("max |q̈| (analytic)", f"{np.abs(ddq).max():.3g}", "rad/s²"),
-        ("max torque error of the document", f"{np.abs(fd.tau - tau).max():.3g}", "N·m"),
+        ("max torque error of the exercise", f"{np.abs(fd.tau - tau).max():.3g}", "N·m"),
         ("max |τ| (analytic)", f"{np.abs(tau).max(axis=0).round(1).tolist()}", "N·m"),
     ]
 
@@ -363,7 +363,7 @@ def main() -> None:
     fine_mid = _instants(seconds, FINE_DT)[:-1] + FINE_DT / 2
     ff = feed_forward(params, path, mid)
     runs = {
-        "document's torques": open_loop(
+        "exercise's torques": open_loop(
             params,
             path,
             np.stack([np.interp(mid, fd.t, fd.tau[:, j]) for j in (0, 1)], -1),
@@ -407,7 +407,7 @@ def main() -> None:
         )
     ct = table[0][1][0]
 
-    print(f"Seed tracking experiment (`python benchmarks/seed_tracking.py`), arm {params}\n")
+    print(f"Seed tracking experiment (`python benchmarks/looping_path.py`), arm {params}\n")
     print("| quantity | value | unit |\n|---|---|---|")
     for name, value, unit in rows:
         print(f"| {name} | {value} | {unit} |")
