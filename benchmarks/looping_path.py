@@ -407,7 +407,7 @@ def main() -> None:
         )
     ct = table[0][1][0]
 
-    print(f"Seed tracking experiment (`python benchmarks/looping_path.py`), arm {params}\n")
+    print(f"Looping-path tracking exercise (`python benchmarks/looping_path.py`), arm {params}\n")
     print("| quantity | value | unit |\n|---|---|---|")
     for name, value, unit in rows:
         print(f"| {name} | {value} | {unit} |")
