@@ -36,13 +36,15 @@ import argparse
 import dataclasses
 import math
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
 
-from twolink_gym import ArmParams, inverse_dynamics, linearize, step, tip_position, wrap_angle
+from twolink_gym import ArmParams, inverse_dynamics, linearize, step, tip_position
 from twolink_gym.controllers.base import nearest_ik
+from twolink_gym.controllers.computed_torque import computed_torque_law
 from twolink_gym.paths import LoopingPath, TipPath, joint_reference
 
 Array = NDArray[np.float64]
@@ -178,6 +180,26 @@ def _start(params: ArmParams, path: TipPath, q_error: float) -> Array:
     return np.concatenate([q[0] + np.array([q_error, 0.0]), dq[0]])
 
 
+def _simulate(
+    params: ArmParams,
+    path: TipPath,
+    seconds: float,
+    dt: float,
+    substeps: int,
+    q_error: float,
+    torque_at: Callable[[int, Array], Array],
+) -> Run:
+    """Run the arm from the reference start, holding ``torque_at(k, x_k)`` over each period."""
+    t = _instants(seconds, dt)
+    x = np.empty((t.size, 4))
+    x[0] = _start(params, path, q_error)
+    tau = np.empty((t.size - 1, 2))
+    for k in range(t.size - 1):
+        tau[k] = torque_at(k, x[k])
+        x[k + 1] = step(params, x[k], tau[k], dt, substeps)
+    return Run(t, x, tau, tip_position(params, x[:, :2]), path.position(t))
+
+
 def open_loop(
     params: ArmParams,
     path: TipPath,
@@ -191,12 +213,7 @@ def open_loop(
 
     The arm starts on the reference (``q1`` offset by ``q_error`` [rad]).
     """
-    t = _instants(seconds, dt)
-    x = np.empty((t.size, 4))
-    x[0] = _start(params, path, q_error)
-    for k in range(t.size - 1):
-        x[k + 1] = step(params, x[k], torque[k], dt, substeps)
-    return Run(t, x, torque[: t.size - 1], tip_position(params, x[:, :2]), path.position(t))
+    return _simulate(params, path, seconds, dt, substeps, q_error, lambda k, _: torque[k])
 
 
 def feed_forward(params: ArmParams, path: TipPath, t: Array) -> Array:
@@ -218,24 +235,20 @@ def computed_torque(
     """Track ``path`` with computed torque on the controller's ``model``.
 
     At each control instant ``t_k`` with measured ``(q, q̇)``:
-    ``τ = inverse_dynamics(model, q, q̇, q̈_ref + Kd ė + Kp e)``, i.e.
+    ``τ = inverse_dynamics(model, q, q̇, q̈_ref + Kd ė + Kp e)``
+    (:func:`~twolink_gym.controllers.computed_torque.computed_torque_law`), i.e.
     ``M(q)(q̈_ref + Kd ė + Kp e) + C(q, q̇) q̇ + G(q)`` of the model, with
     ``e = wrap(q_ref - q)``, ``ė = q̇_ref - q̇``, held over the period; no
     torque limit. The joint reference comes from the true arm's kinematics
     (``params``): the model error is in the dynamics only.
     """
     kp, kd = natural_frequency**2, 2.0 * damping_ratio * natural_frequency
-    t = _instants(seconds, dt)
-    q_ref, dq_ref, ddq_ref = joint_reference(params, path, t)
-    x = np.empty((t.size, 4))
-    x[0] = _start(params, path, q_error)
-    tau = np.empty((t.size - 1, 2))
-    for k in range(t.size - 1):
-        q, dq = x[k, :2], x[k, 2:]
-        command = ddq_ref[k] + kd * (dq_ref[k] - dq) + kp * wrap_angle(q_ref[k] - q)
-        tau[k] = inverse_dynamics(model, q, dq, command)
-        x[k + 1] = step(params, x[k], tau[k], dt, substeps)
-    return Run(t, x, tau, tip_position(params, x[:, :2]), path.position(t))
+    q_ref, dq_ref, ddq_ref = joint_reference(params, path, _instants(seconds, dt))
+
+    def law(k: int, x: Array) -> Array:
+        return computed_torque_law(model, x[:2], x[2:], q_ref[k], dq_ref[k], ddq_ref[k], kp, kd)
+
+    return _simulate(params, path, seconds, dt, substeps, q_error, law)
 
 
 def unstable_rate(params: ArmParams, path: TipPath, samples: int = 600) -> tuple[Array, Array]:

@@ -46,10 +46,50 @@ from twolink_gym.params import ArmParams
 from twolink_gym.simulation import DecodedObservation
 from twolink_gym.tasks import BalanceTask, ReachTask, Task
 
-__all__ = ["PLAN_SIZE", "ComputedTorqueController"]
+__all__ = ["PLAN_SIZE", "ComputedTorqueController", "computed_torque_law"]
 
 #: Columns of the reach plan: q_start (2), dq_start (2), q_goal (2), target (2), duration, elapsed.
 PLAN_SIZE = 10
+
+
+def computed_torque_law(
+    model: ArmParams,
+    q: ArrayLike,
+    dq: ArrayLike,
+    q_ref: ArrayLike,
+    dq_ref: ArrayLike,
+    ddq_ref: ArrayLike,
+    kp: ArrayLike,
+    kd: ArrayLike,
+) -> Array:
+    """Computed torque towards a joint reference (the module's law), before any torque limit.
+
+    ``inverse_dynamics(model, q, dq, ddq_ref + Kp e + Kd (dq_ref - dq))`` with
+    ``e = wrap(q_ref - q)``: ``M(q)(q̈_ref + Kp e + Kd ė) + C q̇ + G + F q̇`` of the model.
+
+    Parameters
+    ----------
+    model : ArmParams
+        The controller's model of the arm.
+    q, dq : array_like, shape (..., 2)
+        Measured angles [rad] and velocities [rad/s].
+    q_ref, dq_ref, ddq_ref : array_like, shape (..., 2)
+        Reference angles [rad], velocities [rad/s] and accelerations [rad/s²].
+    kp, kd : float or array_like, shape (2,)
+        Gains [1/s²] and [1/s].
+
+    Returns
+    -------
+    ndarray, shape (..., 2)
+        Joint torques [N·m].
+    """
+    e = wrap_angle(np.asarray(q_ref) - np.asarray(q))
+    command = (
+        np.asarray(ddq_ref)
+        + np.asarray(kp) * e
+        + np.asarray(kd) * (np.asarray(dq_ref) - np.asarray(dq))
+    )
+    return inverse_dynamics(model, q, dq, command)
 
 
 class ComputedTorqueController(Controller):
@@ -169,6 +209,5 @@ class ComputedTorqueController(Controller):
             plan[:, 9] += self.dt
             self._memory = plan.copy()
             new_state = plan
-        e = wrap_angle(q_ref - q)
-        command = ddq_ref + self.kp * e + self.kd * (dq_ref - dq)
-        return inverse_dynamics(self.params, q, dq, command), new_state
+        tau = computed_torque_law(self.params, q, dq, q_ref, dq_ref, ddq_ref, self.kp, self.kd)
+        return tau, new_state
