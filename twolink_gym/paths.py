@@ -115,16 +115,20 @@ class TipPath(abc.ABC):
         return 0.0, self.duration
 
     @abc.abstractmethod
+    def _derivative(self, t: ArrayLike, order: int) -> Array:
+        """``d^order p / dt^order`` at the times ``t`` (order 0, 1 or 2), shape ``(..., 2)``."""
+
     def position(self, t: ArrayLike) -> Array:
         """Tip position [m], shape ``(..., 2)``."""
+        return self._derivative(t, 0)
 
-    @abc.abstractmethod
     def velocity(self, t: ArrayLike) -> Array:
         """Tip velocity [m/s], shape ``(..., 2)``."""
+        return self._derivative(t, 1)
 
-    @abc.abstractmethod
     def acceleration(self, t: ArrayLike) -> Array:
         """Tip acceleration [m/s²], shape ``(..., 2)``."""
+        return self._derivative(t, 2)
 
     def sample_times(self, samples: int) -> Array:
         """``samples`` evenly spaced times covering :attr:`time_span` [s], shape ``(samples,)``."""
@@ -206,14 +210,8 @@ class Circle(TipPath):
     def _terms(self) -> list[tuple[float, float, float]]:
         return [(self.radius, self.direction * 2.0 * math.pi / self.period, self.phase)]
 
-    def position(self, t: ArrayLike) -> Array:  # noqa: D102
-        return _phasor_sum(t, self.centre, self._terms(), 0)
-
-    def velocity(self, t: ArrayLike) -> Array:  # noqa: D102
-        return _phasor_sum(t, self.centre, self._terms(), 1)
-
-    def acceleration(self, t: ArrayLike) -> Array:  # noqa: D102
-        return _phasor_sum(t, self.centre, self._terms(), 2)
+    def _derivative(self, t: ArrayLike, order: int) -> Array:
+        return _phasor_sum(t, self.centre, self._terms(), order)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -274,15 +272,6 @@ class Lissajous(TipPath):
             out.append(amp * w**order * np.sin(w * tt + phase + order * math.pi / 2))
         result = np.stack(out, -1)
         return result + np.asarray(self.centre) if order == 0 else result
-
-    def position(self, t: ArrayLike) -> Array:  # noqa: D102
-        return self._derivative(t, 0)
-
-    def velocity(self, t: ArrayLike) -> Array:  # noqa: D102
-        return self._derivative(t, 1)
-
-    def acceleration(self, t: ArrayLike) -> Array:  # noqa: D102
-        return self._derivative(t, 2)
 
 
 def figure_eight(
@@ -394,14 +383,8 @@ class LoopingPath(TipPath):
             (self.loop_radius, (self.loops + 1) * omega, loop_start),
         ]
 
-    def position(self, t: ArrayLike) -> Array:  # noqa: D102
-        return _phasor_sum(t, self.centre, self._terms(), 0)
-
-    def velocity(self, t: ArrayLike) -> Array:  # noqa: D102
-        return _phasor_sum(t, self.centre, self._terms(), 1)
-
-    def acceleration(self, t: ArrayLike) -> Array:  # noqa: D102
-        return _phasor_sum(t, self.centre, self._terms(), 2)
+    def _derivative(self, t: ArrayLike, order: int) -> Array:
+        return _phasor_sum(t, self.centre, self._terms(), order)
 
 
 @dataclasses.dataclass(frozen=True, repr=False, eq=False)
@@ -491,7 +474,7 @@ class SampledPath(TipPath):
         """``(times[0], times[-1])`` [s]."""
         return float(self.times[0]), float(self.times[-1])
 
-    def _evaluate(self, t: ArrayLike, order: int) -> Array:
+    def _derivative(self, t: ArrayLike, order: int) -> Array:
         tt = _times(t)
         start, end = self.time_span
         if self.bc_type == "periodic":
@@ -503,15 +486,6 @@ class SampledPath(TipPath):
             )
         out: Array = self._spline(np.clip(tt, start, end), order)
         return out
-
-    def position(self, t: ArrayLike) -> Array:  # noqa: D102
-        return self._evaluate(t, 0)
-
-    def velocity(self, t: ArrayLike) -> Array:  # noqa: D102
-        return self._evaluate(t, 1)
-
-    def acceleration(self, t: ArrayLike) -> Array:  # noqa: D102
-        return self._evaluate(t, 2)
 
 
 # -- workspace -----------------------------------------------------------------------
@@ -528,6 +502,12 @@ def _annulus(params: ArmParams, margin: float) -> tuple[float, float]:
             f"[{params.inner_radius}, {params.reach}] m"
         )
     return inner, outer
+
+
+def _radii(path: TipPath, samples: int) -> tuple[Array, Array]:
+    """``samples`` times over the path's span [s] and the tip's distance from the base there [m]."""
+    t = path.sample_times(samples)
+    return t, np.hypot(*path.position(t).T)
 
 
 def check_in_workspace(
@@ -558,8 +538,7 @@ def check_in_workspace(
     inner, outer = _annulus(params, margin)
     if isinstance(samples, bool) or not isinstance(samples, numbers.Integral) or samples < 2:
         raise ValueError(f"samples must be an integer >= 2, got {samples!r}")
-    t = path.sample_times(int(samples))
-    r = np.hypot(*path.position(t).T)
+    t, r = _radii(path, int(samples))
     outside = (r < inner) | (r > outer)
     if outside.any():
         k = int(np.argmax(outside))
@@ -584,7 +563,7 @@ def _arc_length(path: TipPath, samples: int = 512) -> float:
 
 
 def _inside(path: TipPath, inner: float, outer: float, samples: int = 512) -> bool:
-    r = np.hypot(*path.position(path.sample_times(samples)).T)
+    _, r = _radii(path, samples)
     return bool(np.all((r >= inner) & (r <= outer)))
 
 
