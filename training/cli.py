@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from twolink_gym.training.config import ConfigError, RunConfig, load_config
 
 if TYPE_CHECKING:
+    from twolink_gym.training.stats import SeedStatistics
     from twolink_gym.training.train import TrainResult
 
 __all__ = ["main"]
@@ -246,6 +247,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_seed_summary(out_dir: Path, s: SeedStatistics) -> None:
+    """A sweep's table and its success rate over seeds (mean, worst seed, interval)."""
+    print((out_dir / "table.md").read_text(), end="")
+    print(
+        f"success rate: mean {100 * s.mean:.1f}%, worst seed {100 * s.worst:.0f}%, "
+        f"{100 * s.confidence:.0f}% bootstrap CI of the mean [{100 * s.ci_low:.1f}%, "
+        f"{100 * s.ci_high:.1f}%]"
+    )
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     from twolink_gym.training.sweep import parse_seeds, sweep
 
@@ -260,17 +271,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         cfg, seeds, workers=args.workers, train=not args.no_train, overwrite=args.overwrite
     )
     total = time.perf_counter() - start
-    s = result.success
     print(
         f"Task {cfg.env.task!r}, {cfg.algo.name}, {len(seeds)} seeds, each evaluated on the "
         f"same {cfg.evaluate.episodes} episodes (seeds {cfg.evaluate.seed}..):"
     )
-    print((result.out_dir / "table.md").read_text(), end="")
-    print(
-        f"success rate: mean {100 * s.mean:.1f}%, worst seed {100 * s.worst:.0f}%, "
-        f"{100 * s.confidence:.0f}% bootstrap CI of the mean [{100 * s.ci_low:.1f}%, "
-        f"{100 * s.ci_high:.1f}%]"
-    )
+    _print_seed_summary(result.out_dir, result.success)
     print(f"total wall time {total:.0f} s; runs {[str(r) for r in result.runs]}")
     print(f"summary: {result.out_dir}/ (sweep.json, table.md, learning_curves.png)")
     return 0
@@ -301,7 +306,7 @@ def _shared_sweep(args: argparse.Namespace, cfg: RunConfig, seeds: list[int]) ->
     print(f"sweep study {result.study!r} ({result.storage}), seeds {list(result.seeds)}:")
     for seed, worker in sorted(result.workers.items()):
         print(f"  seed {seed}: done by {worker}")
-    if result.pending or result.success is None:
+    if result.success is None:
         print(
             f"seeds {list(result.pending)} are not done yet (waiting, running on another "
             "machine, or interrupted); when they are, `twolink sweep CONFIG --seeds ... "
@@ -309,13 +314,7 @@ def _shared_sweep(args: argparse.Namespace, cfg: RunConfig, seeds: list[int]) ->
             "interrupted seeds)"
         )
         return 0
-    s = result.success
-    print((result.out_dir / "table.md").read_text(), end="")
-    print(
-        f"success rate: mean {100 * s.mean:.1f}%, worst seed {100 * s.worst:.0f}%, "
-        f"{100 * s.confidence:.0f}% bootstrap CI of the mean [{100 * s.ci_low:.1f}%, "
-        f"{100 * s.ci_high:.1f}%]"
-    )
+    _print_seed_summary(result.out_dir, result.success)
     print(f"total wall time {total:.0f} s")
     print(f"summary: {result.out_dir}/ (sweep.json, table.md, learning_curves.png)")
     return 0

@@ -34,6 +34,7 @@ evaluation set is refused, naming what differs.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import platform
 import warnings
@@ -47,7 +48,7 @@ from twolink_gym.training.config import RunConfig, config_from_dict
 from twolink_gym.training.evaluate import evaluate_policies
 from twolink_gym.training.stats import SeedStatistics
 from twolink_gym.training.sweep import seed_config, seed_record, sweep_dir, write_summary
-from twolink_gym.training.tune import open_storage
+from twolink_gym.training.tune import bind_study, open_storage
 from twolink_gym.training.workers import run_workers
 
 __all__ = ["SharedSweepResult", "shared_sweep", "sweep_study_name"]
@@ -67,8 +68,6 @@ def sweep_study_name(cfg: RunConfig) -> str:
 
 def _signature(cfg: RunConfig) -> dict[str, Any]:
     """What a sweep study is bound to (everything that shapes a seed's result but the seed)."""
-    import json
-
     data = cfg.to_dict()
     train = {k: data["train"][k] for k in ("total_timesteps", "n_envs", "eval_freq")}
     sig = {"env": data["env"], "algo": data["algo"], "train": train, "evaluate": data["evaluate"]}
@@ -77,20 +76,8 @@ def _signature(cfg: RunConfig) -> dict[str, Any]:
 
 def _create_or_check(cfg: RunConfig, storage: optuna.storages.BaseStorage, name: str) -> None:
     """Create the study, or check that the stored one was made from the same config."""
-    study = optuna.create_study(
-        storage=storage, study_name=name, direction="maximize", load_if_exists=True
-    )
-    signature = _signature(cfg)
-    stored = study.user_attrs.get("sweep_signature")
-    if stored is None:
-        if study.user_attrs.get("signature") is not None:  # a twolink tune study
-            raise ValueError(
-                f"--study {name!r} is a twolink tune study; give the sweep another --study name"
-            )
-        study.set_user_attr("sweep_signature", signature)
-        study.set_user_attr("config", cfg.to_dict())
-    elif stored != signature:
-        diff = sorted(k for k in signature if stored.get(k) != signature[k])
+    diff = bind_study(storage, name, "sweep", _signature(cfg), cfg)
+    if diff:
         raise ValueError(
             f"--study {name!r} is a sweep of another {', '.join(diff)} than {cfg.source}'s; "
             "run it with the same config, or start another sweep with --study NEW_NAME"
@@ -102,15 +89,14 @@ def _seed_of(trial: FrozenTrial) -> int | None:
     return None if value is None else int(value)
 
 
-def _enqueue_missing(study: optuna.Study, seeds: Sequence[int]) -> list[int]:
-    """Enqueue the seeds that no completed, running or waiting trial holds; return them."""
+def _enqueue_missing(study: optuna.Study, seeds: Sequence[int]) -> None:
+    """Enqueue the seeds that no completed, running or waiting trial holds."""
     held = {
         _seed_of(t) for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, *_OPEN))
     }
     missing = [s for s in seeds if s not in held]
     for s in missing:
         study.enqueue_trial({}, user_attrs={SEED_ATTR: s})
-    return missing
 
 
 def _waiting(study: optuna.Study) -> bool:
@@ -124,8 +110,6 @@ def _train_seed(cfg: RunConfig, overwrite: bool) -> bool:
     the run is unfinished and evaluated as it is if it is finished; with
     ``overwrite`` it is trained again from scratch.
     """
-    import json
-
     from twolink_gym.training.train import MODEL_FILE, SUMMARY_FILE, find_resume_point, train
 
     run = cfg.run_dir

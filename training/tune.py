@@ -46,7 +46,9 @@ from twolink_gym.training.workers import run_workers
 
 __all__ = [
     "BEST_FILE",
+    "SIGNATURE_ATTRS",
     "TuneResult",
+    "bind_study",
     "counted_trials",
     "default_storage",
     "open_storage",
@@ -250,20 +252,65 @@ def _make_study(
     return study
 
 
+#: The study user attribute that binds a study to its config, per kind of study
+#: (``twolink tune``, ``twolink sweep --storage``).
+SIGNATURE_ATTRS = {"tune": "signature", "sweep": "sweep_signature"}
+
+
+def bind_study(
+    storage: optuna.storages.BaseStorage,
+    name: str,
+    kind: str,
+    signature: dict[str, Any],
+    cfg: RunConfig,
+) -> list[str]:
+    """Create the study ``name`` bound to ``signature``, or compare it with the bound one.
+
+    Parameters
+    ----------
+    storage : optuna.storages.BaseStorage
+    name : str
+        The study's name.
+    kind : {"tune", "sweep"}
+        What the study is for (:data:`SIGNATURE_ATTRS`).
+    signature : dict
+        JSON-like description of what the study is bound to (a new study stores
+        it, with the config).
+    cfg : RunConfig
+
+    Returns
+    -------
+    list of str
+        The keys of ``signature`` whose value differs from the stored one
+        (empty for a new study or the same config).
+
+    Raises
+    ------
+    ValueError
+        If the study is one of another kind.
+    """
+    study = optuna.create_study(
+        storage=storage, study_name=name, direction="maximize", load_if_exists=True
+    )
+    for other, attr in SIGNATURE_ATTRS.items():
+        if other != kind and study.user_attrs.get(attr) is not None:
+            raise ValueError(
+                f"--study {name!r} is a twolink {other} study; give the {kind} another --study name"
+            )
+    stored = study.user_attrs.get(SIGNATURE_ATTRS[kind])
+    if stored is None:
+        study.set_user_attr(SIGNATURE_ATTRS[kind], signature)
+        study.set_user_attr("config", cfg.to_dict())
+        return []
+    return sorted(k for k in signature if stored.get(k) != signature[k])
+
+
 def _create_or_check(
     cfg: RunConfig, space: SearchSpace, storage: optuna.storages.BaseStorage, name: str
 ) -> None:
     """Create the study, or check that the existing one was made from the same config and space."""
-    study = optuna.create_study(
-        storage=storage, study_name=name, direction="maximize", load_if_exists=True
-    )
-    signature = _signature(cfg, space)
-    stored = study.user_attrs.get("signature")
-    if stored is None:
-        study.set_user_attr("signature", signature)
-        study.set_user_attr("config", cfg.to_dict())
-    elif stored != signature:
-        diff = sorted(k for k in signature if stored.get(k) != signature[k])
+    diff = bind_study(storage, name, "tune", _signature(cfg, space), cfg)
+    if diff:
         raise ValueError(
             f"--study {name!r} exists in the storage with another {', '.join(diff)} than "
             f"{cfg.source}'s; continue it with the same config and search space, or start "

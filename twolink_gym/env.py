@@ -15,6 +15,7 @@ from twolink_gym.kernel import step_kernels
 from twolink_gym.params import ArmParams
 from twolink_gym.simulation import (
     DEFAULT_MAX_SPEED,
+    DEFAULT_SUBSTEPS,
     DecodedObservation,
     Simulation,
     SimulationProperties,
@@ -109,7 +110,7 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         task: str | Task = "reach",
         params: ArmParams | Mapping[str, Any] | None = None,
         dt: float = 0.02,
-        substeps: int = 2,
+        substeps: int = DEFAULT_SUBSTEPS,
         max_torque: float | Sequence[float] | None = None,
         max_speed: float = DEFAULT_MAX_SPEED,
         task_options: Mapping[str, Any] | None = None,

@@ -43,6 +43,7 @@ from twolink_gym.tasks.base import DEFAULT_MAX_TORQUE, OUT_SIZE, Evaluation
 __all__ = [
     "ACTUATIONS",
     "DEFAULT_MAX_TORQUE",
+    "DEFAULT_SUBSTEPS",
     "STATE_OBS_NAMES",
     "DecodedObservation",
     "Simulation",
@@ -78,6 +79,8 @@ def check_actuation(actuation: object) -> str:
 
 #: Default joint speed limit [rad/s] (3 revolutions per second).
 DEFAULT_MAX_SPEED = 6 * math.pi
+#: Default number of RK4 sub-steps per control step.
+DEFAULT_SUBSTEPS = 2
 
 
 def encode_state(state: Array) -> Array:
@@ -224,7 +227,7 @@ class Simulation:
         task: str | Task = "reach",
         params: ArmParams | Mapping[str, Any] | None = None,
         dt: float = 0.02,
-        substeps: int = 2,
+        substeps: int = DEFAULT_SUBSTEPS,
         max_torque: float | Sequence[float] | None = None,
         max_speed: float = DEFAULT_MAX_SPEED,
         task_options: Mapping[str, Any] | None = None,

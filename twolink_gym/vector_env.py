@@ -18,6 +18,7 @@ from twolink_gym.imperfections import RANDOMIZABLE
 from twolink_gym.params import ArmParams
 from twolink_gym.simulation import (
     DEFAULT_MAX_SPEED,
+    DEFAULT_SUBSTEPS,
     DecodedObservation,
     Simulation,
     SimulationProperties,
@@ -98,7 +99,7 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         | Sequence[ArmParams | Mapping[str, Any]]
         | None = None,
         dt: float = 0.02,
-        substeps: int = 2,
+        substeps: int = DEFAULT_SUBSTEPS,
         max_torque: float | Sequence[float] | None = None,
         max_speed: float = DEFAULT_MAX_SPEED,
         task_options: Mapping[str, Any] | None = None,

@@ -44,10 +44,10 @@ switch would hand them back to the swing-up law.
 
 With ``catch_horizon > 0`` the catch also looks ahead: a state outside the
 level set whose cost is below ``release_level`` is handed to the LQR if the
-saturated LQR, simulated on the controller's model (RK4 with
-:data:`PREDICTION_SUBSTEPS` sub-steps, the speed limit
-:data:`~twolink_gym.simulation.DEFAULT_MAX_SPEED`) for ``catch_horizon``
-seconds, brings it into the level set. That is a membership test of the
+saturated LQR, simulated on the controller's model (RK4 with the
+environments' default :data:`~twolink_gym.simulation.DEFAULT_SUBSTEPS`
+sub-steps and speed limit :data:`~twolink_gym.simulation.DEFAULT_MAX_SPEED`)
+for ``catch_horizon`` seconds, brings it into the level set. That is a membership test of the
 LQR's region of attraction by simulation, the way the level set itself was
 estimated, at the state where it is needed: the acrobot's level set is thin,
 and most of the states its swing-up passes close to the upright lie outside
@@ -73,7 +73,12 @@ from twolink_gym.dynamics import inverse_dynamics, mass_matrix, potential_energy
 from twolink_gym.integrators import step
 from twolink_gym.kinematics import wrap_angle
 from twolink_gym.params import ArmParams
-from twolink_gym.simulation import ACTUATIONS, DEFAULT_MAX_SPEED, DecodedObservation
+from twolink_gym.simulation import (
+    ACTUATIONS,
+    DEFAULT_MAX_SPEED,
+    DEFAULT_SUBSTEPS,
+    DecodedObservation,
+)
 from twolink_gym.tasks import SwingupTask, Task
 
 __all__ = [
@@ -84,7 +89,6 @@ __all__ = [
     "ACROBOT_RELEASE_LEVEL",
     "PENDUBOT_CATCH_LEVEL",
     "PENDUBOT_RELEASE_LEVEL",
-    "PREDICTION_SUBSTEPS",
     "AcrobotSwingupController",
     "PFLSwingupController",
     "PendubotSwingupController",
@@ -111,9 +115,6 @@ ACROBOT_CATCH_LEVEL = 23.0
 ACROBOT_RELEASE_LEVEL = 1500.0
 #: Look-ahead of the acrobot's catch [s] (``catch_horizon``).
 ACROBOT_CATCH_HORIZON = 1.0
-#: RK4 sub-steps per control period of the look-ahead catch's model rollout
-#: (the environments' default ``substeps``).
-PREDICTION_SUBSTEPS = 2
 
 
 def collocated_pfl_torque(
@@ -323,7 +324,7 @@ class PFLSwingupController(Controller):
         y = np.array(np.atleast_2d(state), dtype=np.float64)
         for _ in range(round(self.catch_horizon / self.dt)):
             tau = np.clip(self.design.torque(y), -self.max_torque, self.max_torque)
-            y = step(self.params, y, tau, self.dt, PREDICTION_SUBSTEPS)
+            y = step(self.params, y, tau, self.dt, DEFAULT_SUBSTEPS)
             np.clip(y[:, 2:], -DEFAULT_MAX_SPEED, DEFAULT_MAX_SPEED, out=y[:, 2:])
         return np.asarray(self.design.cost_to_go(y) < self.catch_level)
 
