@@ -111,6 +111,8 @@ def _machine(tmp_path: Path, machine: str, url: str) -> subprocess.Popen[str]:
 def _two_machines(tmp_path: Path, url: str) -> None:
     procs = [_machine(tmp_path, m, url) for m in ("a", "b")]
     outputs = [p.communicate(timeout=300)[0] for p in procs]
+    for out in outputs:
+        print(out)  # whole, in the captured output of a failure (the assertion's is cut)
     assert [p.returncode for p in procs] == [0, 0], outputs
     done = _by_seed(url, "balance_ppo_sweep")
     assert sorted(done) == [0, 1, 2, 3] and all(len(v) == 1 for v in done.values())
