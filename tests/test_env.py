@@ -296,7 +296,7 @@ def test_reset_options_replay_an_episode_exactly():
 @pytest.mark.parametrize(
     ("task", "options", "match"),
     [
-        ("reach", {"speed": 1.0}, r"unknown reset option.*'speed'.*\['state', 'target'\]"),
+        ("reach", {"speed": 1.0}, r"unknown reset option.*'speed'.*\['goal', 'state', 'target'\]"),
         ("balance", {"target": [1.0, 0.0]}, r"unknown reset option.*'target'.*\['state'\]"),
         ("reach", {"state": [0.0, 0.0, 0.0]}, r"options\['state'\] must have shape \(4,\)"),
         ("reach", {"state": np.zeros((2, 4))}, r"options\['state'\] must have shape"),

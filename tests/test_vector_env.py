@@ -270,7 +270,9 @@ def test_reset_options_batched_and_broadcast():
         ({"target": np.zeros((3, 3))}, r"options\['target'\] must have shape \(2,\) or \(3, 2\)"),
         ({"target": [[1.0, 0.0], [2.5, 0.0], [0.0, 1.0]]}, "outside the workspace"),
         ({"state": np.full((3, 4), np.nan)}, "finite"),
-        ({"goal": [1.0, 0.0]}, r"unknown reset option.*'goal'"),
+        ({"speed": [1.0, 0.0]}, r"unknown reset option.*'speed'"),
+        ({"goal": [1.0, 0.0], "target": [1.0, 0.0]}, r"'goal' and 'target' both set the goal"),
+        ({"goal": np.zeros((3, 3))}, r"options\['goal'\] must have shape \(2,\) or \(3, 2\)"),
     ],
 )
 def test_reset_rejects_bad_batched_options(options, match):

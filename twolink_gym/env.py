@@ -89,8 +89,10 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
     :mod:`twolink_gym.simulation`; :meth:`decode` inverts them. The env itself
     never truncates: ``gym.make`` adds a ``TimeLimit`` of the task's length
     (see :mod:`twolink_gym.registration`).
-    ``reset(options=...)`` accepts ``"state"`` (shape ``(4,)``) and, for reach,
-    ``"target"`` (shape ``(2,)``) to replay exact episodes.
+    ``reset(options=...)`` accepts ``"state"`` (shape ``(4,)``), for reach
+    ``"target"`` (shape ``(2,)``), for track ``"path"`` (a path spec, see
+    :class:`~twolink_gym.tasks.TrackTask`), and for any task with a goal
+    ``"goal"`` (a goal vector as :attr:`goal` returns it), to replay exact episodes.
 
     The robustness models (:mod:`twolink_gym.imperfections`) act around the
     step kernel: the actuator model turns the command into the applied
@@ -156,6 +158,7 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         self._arm = self.sim.arms(None, 1)
         self._state = np.zeros((1, 4))
         self._goal = np.zeros((1, self.sim.task.goal_size))
+        self._elapsed = np.zeros(1, dtype=np.int64)  # the kernel's step count (= _steps)
         self._last_action = np.zeros((1, 2))
         self._buffers = self.sim.buffers(1)
         self._episode_params = self.sim.params
@@ -176,6 +179,7 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
             self._arm,
             self.sim.config,
             self.sim.options,
+            self._elapsed,
             self._state,
             self._last_action,
             self._goal,
@@ -250,6 +254,7 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         self._goal[:] = goal
         self._last_action[:] = 0.0
         self._steps = 0
+        self._elapsed[0] = 0
         self._last_reward = 0.0
         self.sim.observe_into(self._arm, self._state, self._goal, self._buffers)
 
@@ -282,6 +287,7 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
             self._last_action[:] = model.apply(self._last_action, self._actuator, [self.np_random])
         self._step(*self._step_args)
         self._steps += 1
+        self._elapsed[0] = self._steps
         row = self._buffers.out[0].tolist()
         self._last_reward = reward = row[0]
         if self.render_mode == "human":
@@ -309,7 +315,8 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
             "time": self._steps * self.sim.dt,
         }
         if self.sim.task.goal_size:
-            info["target"] = self._goal[0].copy()
+            for key, value in self.sim.task.goal_info(self._goal, self._buffers.extras).items():
+                info[key] = value[0]
         terms = self._buffers.terms[0].tolist()
         for name, j in self.sim.task.reported_columns:
             info[name] = terms[j]

@@ -24,6 +24,9 @@ Array arguments of the loops (``n`` arms; all C-contiguous)::
     arms         (n, 9) float64   per-copy arm vectors (dynamics.ARM_VECTOR_FIELDS)
     config       (5,)   float64   [max_torque1, max_torque2, max_speed, dt, substeps]
     options      (k,)   float64   the task's options vector (Task.kernel_options)
+    steps        (n,)   int64     control steps taken in each arm's episode so far: the
+                                  task kernel sees the time steps·dt (observe) or
+                                  (steps + 1)·dt (step, the time after it)
     state        (n, 4) float64   [q1, q2, dq1, dq2]; step: read, then overwritten
     action       (n, 2) float64   normalised actions, already clipped to [-1, 1]
     goal         (n, g) float64
@@ -69,6 +72,7 @@ def _observe_one(
     i: int,
     arm: Array,
     options: Array,
+    t: float,
     q1: float,
     q2: float,
     dq1: float,
@@ -85,6 +89,7 @@ def _observe_one(
         task_kernel,
         arm,
         options,
+        t,
         q1,
         q2,
         dq1,
@@ -114,6 +119,7 @@ def _step_one(
     arms: Array,
     config: Array,
     options: Array,
+    steps: NDArray[np.int64],
     state: Array,
     action: Array,
     goal: Array,
@@ -143,8 +149,9 @@ def _step_one(
     x[1] = q2
     x[2] = dq1
     x[3] = dq2
+    t = (steps[i] + 1) * config[_DT]
     _observe_one(
-        task_kernel, i, arm, options, q1, q2, dq1, dq2, action, goal, obs, out, terms, extras
+        task_kernel, i, arm, options, t, q1, q2, dq1, dq2, action, goal, obs, out, terms, extras
     )
 
 
@@ -156,6 +163,7 @@ def step_kernels(task_kernel: Any) -> StepKernels:
         arms: Array,
         config: Array,
         options: Array,
+        steps: NDArray[np.int64],
         state: Array,
         action: Array,
         goal: Array,
@@ -167,7 +175,19 @@ def step_kernels(task_kernel: Any) -> StepKernels:
         # prange is range when compiled without parallel=True
         for i in prange(state.shape[0]):
             _step_one(
-                task_kernel, i, arms, config, options, state, action, goal, obs, out, terms, extras
+                task_kernel,
+                i,
+                arms,
+                config,
+                options,
+                steps,
+                state,
+                action,
+                goal,
+                obs,
+                out,
+                terms,
+                extras,
             )
 
     @kernel(cache=False)
@@ -175,6 +195,7 @@ def step_kernels(task_kernel: Any) -> StepKernels:
         arms: Array,
         config: Array,
         options: Array,
+        steps: NDArray[np.int64],
         state: Array,
         action: Array,
         goal: Array,
@@ -190,6 +211,7 @@ def step_kernels(task_kernel: Any) -> StepKernels:
                 i,
                 arms[i],
                 options,
+                steps[i] * config[_DT],
                 x[0],
                 x[1],
                 x[2],

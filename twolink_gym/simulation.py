@@ -38,7 +38,7 @@ from twolink_gym.imperfections import (
 )
 from twolink_gym.params import ArmParams
 from twolink_gym.tasks import Task, make_task
-from twolink_gym.tasks.base import DEFAULT_MAX_TORQUE, OUT_SIZE, Evaluation
+from twolink_gym.tasks.base import DEFAULT_MAX_TORQUE, OUT_SIZE, Evaluation, goal_batch
 
 __all__ = [
     "ACTUATIONS",
@@ -97,8 +97,11 @@ class DecodedObservation:
     ----------
     state : ndarray, shape (..., 4)
         ``[q1, q2, dq1, dq2]`` with angles in ``(-pi, pi]`` (float32 precision).
-    goal : ndarray, shape (..., goal_size)
-        The task's goal (the target tip position for reach; empty for balance).
+    goal : ndarray
+        What the observation shows of the task's goal
+        (:meth:`~twolink_gym.tasks.Task.goal_from_extras`): the target tip
+        position ``(..., 2)`` for reach, the current reference point ``(..., 2)``
+        for track, empty for balance and swing-up.
     extras : ndarray, shape (..., extras_size)
         All task-specific entries.
     """
@@ -118,8 +121,8 @@ def decode_observation(
     observation : array_like, shape (k + task.extras_size,) or (..., k + task.extras_size)
         ``k = 6`` for ``kind="state"``, 4 for ``"angles"``.
     task : Task
-        The task whose observations these are; by convention its goal is the
-        first ``goal_size`` extras.
+        The task whose observations these are (it says which extras show its
+        goal, :meth:`~twolink_gym.tasks.Task.goal_from_extras`).
     kind : {"state", "angles"}
         The env's ``observation`` (:data:`twolink_gym.imperfections.OBSERVATIONS`).
         An angles-only observation has no speeds: the decoded ``dq1, dq2`` are NaN.
@@ -150,7 +153,7 @@ def decode_observation(
         -1,
     )
     extras = obs[..., k:]
-    return DecodedObservation(state=state, goal=extras[..., : task.goal_size], extras=extras)
+    return DecodedObservation(state=state, goal=task.goal_from_extras(extras), extras=extras)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -407,6 +410,7 @@ class Simulation:
         action: Array,
         buffers: StepBuffers,
         parallel: bool = False,
+        steps: NDArray[np.int64] | None = None,
     ) -> None:
         """One control step of every arm, in place: ``state`` and ``buffers`` are overwritten.
 
@@ -421,6 +425,9 @@ class Simulation:
         buffers : StepBuffers
         parallel : bool
             Spread the arms over numba's thread pool.
+        steps : ndarray of int64, shape (n,), optional
+            Control steps taken in each arm's episode before this one (default
+            0): the task sees the time ``(steps + 1)·dt`` after the step.
         """
         loops = kernel.step_kernels(self.task.kernel)
         run = loops.step_parallel if parallel else loops.step
@@ -428,6 +435,7 @@ class Simulation:
             arms,
             self.config,
             self.options,
+            _step_counts(steps, state.shape[0]),
             state,
             action,
             goal,
@@ -437,24 +445,40 @@ class Simulation:
             buffers.extras,
         )
 
-    def observe(self, state: ArrayLike, goal: ArrayLike) -> NDArray[np.float32]:
+    def observe(
+        self, state: ArrayLike, goal: ArrayLike, steps: ArrayLike | None = None
+    ) -> NDArray[np.float32]:
         """Kernel observations ``(n, 6 + extras_size)`` of states ``(n, 4)`` with goals ``(n, goal_size)``.
 
-        The full, noiseless observation (before any :attr:`observation_model`).
+        The full, noiseless observation (before any :attr:`observation_model`)
+        at ``steps`` ``(n,)`` control steps into the episode (default 0). The
+        goals are copied (``track`` keeps running statistics in its goal).
         """
         x = np.ascontiguousarray(state, dtype=np.float64)
         n = x.shape[0]
-        g = np.ascontiguousarray(goal, dtype=np.float64).reshape(n, self.task.goal_size)
+        g = np.array(goal, dtype=np.float64).reshape(n, self.task.goal_size)
         buffers = self.buffers(n)
-        self.observe_into(self.arms(None, n), x, g, buffers)
+        counts = None if steps is None else np.asarray(steps, dtype=np.int64)
+        self.observe_into(self.arms(None, n), x, g, buffers, counts)
         return buffers.obs
 
-    def observe_into(self, arms: Array, state: Array, goal: Array, buffers: StepBuffers) -> None:
-        """Outcome and observation of every arm in ``state`` (zero action), into ``buffers``."""
+    def observe_into(
+        self,
+        arms: Array,
+        state: Array,
+        goal: Array,
+        buffers: StepBuffers,
+        steps: NDArray[np.int64] | None = None,
+    ) -> None:
+        """Outcome and observation of every arm in ``state`` (zero action), into ``buffers``.
+
+        ``steps`` ``(n,)``: control steps into each episode (default 0, a reset).
+        """
         kernel.step_kernels(self.task.kernel).observe(
             arms,
             self.config,
             self.options,
+            _step_counts(steps, state.shape[0]),
             state,
             np.zeros((state.shape[0], 2)),
             goal,
@@ -489,45 +513,46 @@ class Simulation:
             On an unknown option key, a wrong shape or a non-finite value.
         """
         options = dict(options or {})
-        goal_key = "target" if self.task.goal_size else None
-        valid = {"state"} | ({goal_key} if goal_key else set())
+        task = self.task
+        valid = {"state"}
+        if task.goal_size:
+            valid |= {"goal"} | ({task.goal_option} if task.goal_option else set())
         unknown = sorted(set(options) - valid)
         if unknown:
             raise ValueError(
                 f"unknown reset option(s) {unknown}; valid options are {sorted(valid)}"
             )
-        states = np.empty((n, 4))
-        goals = np.empty((n, self.task.goal_size))
         arms = [self.params] * n if params is None else params
+        given: Array | None = None
+        if "goal" in options and task.goal_option in options:
+            raise ValueError(
+                f"options 'goal' and {task.goal_option!r} both set the goal; give one of them"
+            )
+        if "goal" in options:
+            given = goal_batch(options["goal"], "goal", task.goal_size, n)
+        elif task.goal_option in options:
+            given = task.goals_from_option(options[task.goal_option], n, arms)
+        states = np.empty((n, 4))
+        goals = np.empty((n, task.goal_size))
         for i in range(n):
-            states[i] = self.task.sample_initial_state(rngs[i], arms[i])
-            goals[i] = self.task.sample_goal(rngs[i], arms[i])
+            states[i], goals[i] = task.sample_episode(
+                rngs[i], arms[i], None if given is None else given[i]
+            )
         np.clip(states[:, 2:], -self.max_speed, self.max_speed, out=states[:, 2:])
         if "state" in options:
-            states = self._option_batch(options["state"], "state", 4, n)
+            states = goal_batch(options["state"], "state", 4, n)
             if np.any(np.abs(states[:, 2:]) > self.max_speed):
                 raise ValueError(
                     f"options['state'] joint speeds must lie within ±max_speed = {self.max_speed} rad/s"
                 )
-        if goal_key and goal_key in options:
-            goals = self._option_batch(options[goal_key], goal_key, self.task.goal_size, n)
-            for arm in dict.fromkeys(arms):
-                mine = np.array([a == arm for a in arms])
-                self.task.validate_goal(arm, goals[mine])
         return states, goals
 
-    @staticmethod
-    def _option_batch(value: Any, key: str, size: int, n: int) -> Array:
-        arr = np.asarray(value, dtype=np.float64)
-        if arr.shape == (size,):
-            arr = np.broadcast_to(arr, (n, size))
-        if arr.shape != (n, size):
-            raise ValueError(
-                f"options[{key!r}] must have shape ({size},) or ({n}, {size}), got {arr.shape}"
-            )
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(f"options[{key!r}] must be finite, got {arr.tolist()}")
-        return arr.copy()
+
+def _step_counts(steps: NDArray[np.int64] | None, n: int) -> NDArray[np.int64]:
+    """``steps`` as the kernel's C-contiguous int64 ``(n,)`` array (``None``: zeros)."""
+    if steps is None:
+        return np.zeros(n, dtype=np.int64)
+    return np.ascontiguousarray(np.broadcast_to(steps, (n,)), dtype=np.int64)
 
 
 class SimulationProperties:

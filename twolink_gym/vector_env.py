@@ -292,7 +292,7 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         self._last_reward[:] = 0.0
         if self._actuator is not None:
             self._actuator.reset()
-        self.sim.observe_into(self._arms, self._state, self._goal, self._buffers)
+        self.sim.observe_into(self._arms, self._state, self._goal, self._buffers, self._elapsed)
         obs = self._observe(self._buffers.obs, self._rngs)
         return obs, self._info(self.sim.evaluation(self._buffers))
 
@@ -371,13 +371,26 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         """Step every copy with the compiled kernel (state and buffers in place)."""
         threads = self.num_threads
         if threads == 1:
-            self.sim.step(self._arms, self._state, self._goal, self._last_action, self._buffers)
+            self.sim.step(
+                self._arms,
+                self._state,
+                self._goal,
+                self._last_action,
+                self._buffers,
+                steps=self._elapsed,
+            )
             return
         previous = _jit.get_num_threads()
         _jit.set_num_threads(threads)
         try:
             self.sim.step(
-                self._arms, self._state, self._goal, self._last_action, self._buffers, parallel=True
+                self._arms,
+                self._state,
+                self._goal,
+                self._last_action,
+                self._buffers,
+                parallel=True,
+                steps=self._elapsed,
             )
         finally:
             _jit.set_num_threads(previous)
@@ -391,7 +404,6 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         rngs = [self._rngs[i] for i in idx]
         states, goals = self.sim.initial_conditions(rngs, None, len(idx), params)
         self._state[idx] = states
-        self._goal[idx] = goals
         self._elapsed[idx] = 0
         self._last_action[idx] = 0.0
         self._last_reward[idx] = 0.0
@@ -399,6 +411,7 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
             self._actuator.reset(idx)
         buffers = self.sim.buffers(len(idx))
         self.sim.observe_into(np.ascontiguousarray(self._arms[idx]), states, goals, buffers)
+        self._goal[idx] = goals  # after the kernel: a task may keep running statistics in it
         obs[idx] = self._observe(buffers.obs, rngs)
         self._overwrite_info(info, idx, self.sim.evaluation(buffers))
 
@@ -411,7 +424,7 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
             "time": self._elapsed * self.sim.dt,
         }
         if self.sim.task.goal_size:
-            info["target"] = self._goal.copy()
+            info.update(self.sim.task.goal_info(self._goal, outcome.extras))
         info.update(outcome.terms)
         if self.sim.randomization is not None:
             # Gymnasium's vector form of a dict entry: each field with its mask
@@ -435,8 +448,10 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         info["distance"][idx] = fresh.distance
         info["is_success"][idx] = fresh.success
         info["time"][idx] = 0.0
-        if "target" in info:
-            info["target"][idx] = self._goal[idx]
+        if self.sim.task.goal_size:
+            goal_info = self.sim.task.goal_info(self._goal[idx], fresh.extras)
+            for key, value in goal_info.items():
+                info[key][idx] = value
         for key, value in fresh.terms.items():
             info[key][idx] = value
         if "params" in info:

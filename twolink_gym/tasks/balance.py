@@ -84,6 +84,7 @@ def upright_terms(
 def balance_kernel(
     arm: Array,
     options: Array,
+    t: float,
     q1: float,
     q2: float,
     dq1: float,

@@ -6,13 +6,13 @@ import abc
 import dataclasses
 import functools
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, ClassVar
 
 import numpy as np
 from numba import types
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from twolink_gym._jit import cache_closure, kernel, sincos
 from twolink_gym.dynamics import arm_vectors
@@ -33,6 +33,7 @@ __all__ = [
     "Task",
     "evaluate_one",
     "evaluation_loop",
+    "goal_batch",
     "perturbed_state",
     "task_kernel",
 ]
@@ -43,11 +44,13 @@ _F8 = types.float64
 _ROW = types.Array(types.float64, 1, "C")
 #: The signature every task kernel is compiled for::
 #:
-#:     (arm, options, q1, q2, dq1, dq2, c1, s1, c12, s12, a1, a2, goal, terms, extras)
+#:     (arm, options, t, q1, q2, dq1, dq2, c1, s1, c12, s12, a1, a2, goal, terms, extras)
 #:         -> (reward, terminated, success, distance)
 #:
 #: ``arm`` (9,) is the arm vector (:data:`twolink_gym.dynamics.ARM_VECTOR_FIELDS`),
 #: ``options`` the task's options vector (:meth:`Task.kernel_options`),
+#: ``t`` the episode time of the state [s] (0 at reset, ``k·dt`` after ``k``
+#: steps; only time-varying tasks such as ``track`` read it),
 #: ``q1 … dq2`` the state [rad, rad/s], ``c1 = cos q1``, ``s12 = sin(q1 + q2)``,
 #: etc., ``a1, a2`` the applied normalised action in ``[-1, 1]``, ``goal`` the
 #: episode's goal ``(goal_size,)``. The kernel writes the reward's terms into
@@ -55,7 +58,7 @@ _ROW = types.Array(types.float64, 1, "C")
 #: ``(extras_size,)``, and returns the reward, whether the episode terminates,
 #: whether it is in its success condition, and the task's distance to its goal.
 TASK_KERNEL_SIGNATURE = types.Tuple((_F8, types.boolean, types.boolean, _F8))(
-    _ROW, _ROW, *([_F8] * 10), _ROW, _ROW, _ROW
+    _ROW, _ROW, *([_F8] * 11), _ROW, _ROW, _ROW
 )
 
 #: Default torque limits [N·m] of a task (:attr:`Task.default_max_torque`): 1.5x
@@ -83,6 +86,7 @@ def evaluate_one(
     task_kernel: Any,
     arm: Array,
     options: Array,
+    t: float,
     q1: float,
     q2: float,
     dq1: float,
@@ -94,7 +98,9 @@ def evaluate_one(
     terms: Array,
     extras: Array,
 ) -> tuple[float, float, float, float]:
-    """Run a task kernel on one arm and fill its outcome row ``out`` (see the column constants).
+    """Run a task kernel on one arm at episode time ``t`` [s] and fill its outcome row ``out``.
+
+    ``out``'s columns are the module's column constants.
 
     Returns
     -------
@@ -106,7 +112,7 @@ def evaluate_one(
     c12 = c1 * c2 - s1 * s2
     s12 = s1 * c2 + c1 * s2
     reward, terminated, success, distance = task_kernel(
-        arm, options, q1, q2, dq1, dq2, c1, s1, c12, s12, a1, a2, goal, terms, extras
+        arm, options, t, q1, q2, dq1, dq2, c1, s1, c12, s12, a1, a2, goal, terms, extras
     )
     tip_x, tip_y = tip_from_trig(arm, c1, s1, c12, s12)
     out[REWARD] = reward
@@ -122,8 +128,8 @@ def evaluate_one(
 def evaluation_loop(task_kernel: Any) -> Any:
     """The compiled loop of :func:`evaluate_one` over a batch, for one task kernel (memoised).
 
-    ``loop(arms (n, 9), options (k,), state (n, 4), action (n, 2), goal (n, g),
-    out (n, 6), terms (n, t), extras (n, e))``, cached on disk by
+    ``loop(arms (n, 9), options (k,), times (n,), state (n, 4), action (n, 2),
+    goal (n, g), out (n, 6), terms (n, t), extras (n, e))``, cached on disk by
     :func:`twolink_gym._jit.cache_closure`.
     """
 
@@ -131,6 +137,7 @@ def evaluation_loop(task_kernel: Any) -> Any:
     def loop(
         arms: Array,
         options: Array,
+        times: Array,
         state: Array,
         action: Array,
         goal: Array,
@@ -144,6 +151,7 @@ def evaluation_loop(task_kernel: Any) -> Any:
                 task_kernel,
                 arms[i],
                 options,
+                times[i],
                 x[0],
                 x[1],
                 x[2],
@@ -158,6 +166,31 @@ def evaluation_loop(task_kernel: Any) -> Any:
 
     cache_closure(loop, task_kernel)
     return loop
+
+
+def goal_batch(value: Any, key: str, size: int, n: int) -> Array:
+    """Goal or state vectors from a reset option: shape ``(size,)`` for all ``n`` or ``(n, size)``.
+
+    Returns a new ``(n, size)`` array.
+
+    Raises
+    ------
+    ValueError
+        Naming ``options[key]`` if the shape is wrong or an entry is not finite.
+    """
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"options[{key!r}] must be numeric, got {value!r}") from exc
+    if arr.shape == (size,):
+        arr = np.broadcast_to(arr, (n, size))
+    if arr.shape != (n, size):
+        raise ValueError(
+            f"options[{key!r}] must have shape ({size},) or ({n}, {size}), got {arr.shape}"
+        )
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"options[{key!r}] must be finite, got {arr.tolist()}")
+    return arr.copy()
 
 
 def perturbed_state(
@@ -333,6 +366,57 @@ class Task(abc.ABC):
     def validate_goal(self, params: ArmParams, goal: Array) -> None:  # noqa: B027
         """Raise ``ValueError`` if a user-given goal (shape ``(n, goal_size)``) is invalid."""
 
+    def sample_episode(
+        self, rng: np.random.Generator, params: ArmParams, goal: Array | None = None
+    ) -> tuple[Array, Array]:
+        """One episode start: the initial state ``(4,)`` and the goal ``(goal_size,)``.
+
+        The default draws the state, then the goal (:meth:`sample_initial_state`,
+        :meth:`sample_goal`), and replaces the goal by ``goal`` if one is given
+        (after drawing it, so the generator advances as without it). A task whose
+        start depends on its goal (``track`` starts on its path) overrides this.
+        """
+        state = self.sample_initial_state(rng, params)
+        drawn = self.sample_goal(rng, params)
+        return state, (drawn if goal is None else np.asarray(goal, dtype=np.float64))
+
+    #: The ``reset`` option that sets the goal in the task's own terms (reach:
+    #: ``"target"``, a tip position; track: ``"path"``), or ``None``.
+    goal_option: ClassVar[str | None] = None
+
+    def goals_from_option(self, value: Any, n: int, params: Sequence[ArmParams]) -> Array:
+        """Goals ``(n, goal_size)`` of ``n`` episodes from the :attr:`goal_option` value.
+
+        The default reads goal vectors: shape ``(goal_size,)`` for every episode
+        or ``(n, goal_size)``, finite, then :meth:`validate_goal` per arm.
+
+        Raises
+        ------
+        ValueError
+            Naming ``options[goal_option]``.
+        """
+        key = self.goal_option or "goal"
+        goals = goal_batch(value, key, self.goal_size, n)
+        for arm in dict.fromkeys(params):
+            mine = np.array([a == arm for a in params])
+            self.validate_goal(arm, goals[mine])
+        return goals
+
+    def goal_info(self, goal: Array, extras: Array) -> dict[str, Array]:
+        """The goal's entries of ``info``, from goals ``(n, goal_size)`` and extras ``(n, e)``.
+
+        Default: ``{"target": goal}`` (a copy) if the task has a goal, else nothing.
+        """
+        return {"target": goal.copy()} if self.goal_size else {}
+
+    def goal_from_extras(self, extras: Array) -> Array:
+        """The goal an observation shows, from its extras ``(..., extras_size)``.
+
+        By default the first ``goal_size`` extras (reach: the target); a task
+        whose goal is not observed whole (``track``) returns what is observed of it.
+        """
+        return extras[..., : self.goal_size]
+
     # -- observation -----------------------------------------------------
     @abc.abstractmethod
     def extras_bounds(self, params: ArmParams) -> tuple[Array, Array]:
@@ -362,6 +446,7 @@ class Task(abc.ABC):
         state: Array,
         goal: Array,
         action: Array | None = None,
+        time: ArrayLike | None = None,
     ) -> Evaluation:
         """Run the task kernel on a batch of states (the kernel's batched form).
 
@@ -371,22 +456,30 @@ class Task(abc.ABC):
         state : ndarray, shape (n, 4)
             ``[q1, q2, dq1, dq2]``, the state after the step.
         goal : ndarray, shape (n, goal_size)
+            Copied: a task that keeps running statistics in its goal (``track``)
+            does not change the caller's array.
         action : ndarray, shape (n, 2), optional
             The applied normalised action in ``[-1, 1]`` (default zero).
+        time : float or array_like, shape (n,), optional
+            Episode times of the states [s] (default 0, an episode's start).
         """
         state = np.ascontiguousarray(state, dtype=np.float64)
         n = state.shape[0]
         if action is None:
             action = np.zeros((n, 2))
+        times = np.ascontiguousarray(
+            np.broadcast_to(np.asarray(0.0 if time is None else time, dtype=np.float64), (n,))
+        )
         out = np.empty((n, OUT_SIZE))
         terms = np.empty((n, len(self.term_names)))
         extras = np.empty((n, self.extras_size))
         evaluation_loop(self.kernel)(
             arm_vectors(params, n),
             self.kernel_options(),
+            times,
             state,
             np.ascontiguousarray(action, dtype=np.float64),
-            np.ascontiguousarray(goal, dtype=np.float64).reshape(n, self.goal_size),
+            np.array(goal, dtype=np.float64).reshape(n, self.goal_size),
             out,
             terms,
             extras,

@@ -55,6 +55,7 @@ def reach_reward(
 def reach_kernel(
     arm: Array,
     options: Array,
+    t: float,
     q1: float,
     q2: float,
     dq1: float,
@@ -159,6 +160,7 @@ class ReachTask(Task):
     name: ClassVar[str] = "reach"
     episode_seconds: ClassVar[float] = 4.0
     goal_size: ClassVar[int] = 2
+    goal_option: ClassVar[str | None] = "target"
     extras_size: ClassVar[int] = 4
     term_names: ClassVar[tuple[str, ...]] = (
         "reward_dist",

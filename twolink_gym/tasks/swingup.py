@@ -47,6 +47,7 @@ SWINGUP_UNDERACTUATED_MAX_TORQUE = DEFAULT_MAX_TORQUE
 def swingup_kernel(
     arm: Array,
     options: Array,
+    t: float,
     q1: float,
     q2: float,
     dq1: float,
