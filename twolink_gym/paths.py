@@ -51,6 +51,7 @@ __all__ = [
     "TipPath",
     "check_in_workspace",
     "figure_eight",
+    "joint_rates",
     "joint_reference",
     "make_path",
     "sample_path",
@@ -551,7 +552,7 @@ def check_in_workspace(
 # -- random paths --------------------------------------------------------------------
 
 #: Families :func:`sample_path` draws from.
-FAMILIES = ("circle", "figure_eight", "lissajous")
+FAMILIES = ("circle", "figure_eight", "lissajous", "looping")
 
 #: Frequency pairs of the random Lissajous curves (coprime, not both 1).
 _LISSAJOUS_FREQUENCIES = ((1, 2), (2, 1), (1, 3), (3, 1), (2, 3), (3, 2))
@@ -584,6 +585,17 @@ def _draw(rng: np.random.Generator, family: str, reach: float, speed: float) -> 
             phase=rng.uniform(-math.pi, math.pi),
         )
         return path
+    if family == "looping":
+        radius = rng.uniform(0.2, 0.45) * reach
+        looping = LoopingPath(
+            centre=centre,
+            radius=radius,
+            loop_radius=rng.uniform(0.1, 0.3) * radius,
+            loops=int(rng.integers(6, 14)),
+            period=1.0,
+            start_angle=rng.uniform(-math.pi, math.pi),
+        )
+        return dataclasses.replace(looping, period=_arc_length(looping, 4096) / speed)
     if family == "figure_eight":
         ax, ay = rng.uniform(0.05, 0.25, size=2) * reach
         shape = Lissajous(centre=centre, ax=ax, ay=ay, fx=1, fy=2, period=1.0)
@@ -609,7 +621,9 @@ def sample_path(
 
     The family is drawn uniformly from ``families``; then a centre (uniform
     in the disc of radius ``l1 + l2``), a size (circle radius 5-50 % of the
-    reach, Lissajous amplitudes 5-25 %), a direction or phase, and a mean tip
+    reach, Lissajous amplitudes 5-25 %; a looping path's big circle 20-45 %
+    of the reach with 6-13 loops of 10-30 % of its radius), a direction,
+    phase or start angle, and a mean tip
     speed (uniform in ``speed``, which sets the period) are drawn until the
     path lies inside the annulus ``[|l1 - l2| + margin, l1 + l2 - margin]``
     (rejection sampling, checked at 512 instants). Every number comes from
@@ -831,8 +845,36 @@ def joint_reference(
     q[:, 0] = np.unwrap(q[:, 0])
     if start is not None:
         q[:, 0] += 2.0 * np.pi * np.round((start[0] - q[0, 0]) / (2.0 * np.pi))
-    jac = jacobian(params, q)
-    dq = np.asarray(np.linalg.solve(jac, v[..., None])[..., 0], dtype=np.float64)
-    rhs = a - np.einsum("...ij,...j->...i", jacobian_derivative(params, q, dq), dq)
-    ddq = np.asarray(np.linalg.solve(jac, rhs[..., None])[..., 0], dtype=np.float64)
+    dq, ddq = joint_rates(params, q, v, a)
     return q, dq, ddq
+
+
+def joint_rates(params: ArmParams, q: ArrayLike, v: ArrayLike, a: ArrayLike) -> tuple[Array, Array]:
+    """Joint velocities and accelerations that give the tip velocity ``v`` and acceleration ``a``.
+
+    ``dq = J⁻¹ v`` and ``ddq = J⁻¹ (a - J̇ dq)`` at the angles ``q``, with the
+    package's :func:`~twolink_gym.kinematics.jacobian` and
+    :func:`~twolink_gym.kinematics.jacobian_derivative` (the Jacobian must be
+    invertible: ``sin q2 != 0``).
+
+    Parameters
+    ----------
+    params : ArmParams
+    q : array_like, shape (..., 2)
+        Joint angles [rad].
+    v, a : array_like, shape (..., 2)
+        Tip velocity [m/s] and acceleration [m/s²].
+
+    Returns
+    -------
+    dq, ddq : ndarray, shape (..., 2)
+        [rad/s], [rad/s²].
+    """
+    q = np.asarray(q, dtype=np.float64)
+    jac = jacobian(params, q)
+    dq = np.asarray(np.linalg.solve(jac, np.asarray(v, dtype=np.float64)[..., None])[..., 0])
+    rhs = np.asarray(a, dtype=np.float64) - np.einsum(
+        "...ij,...j->...i", jacobian_derivative(params, q, dq), dq
+    )
+    ddq = np.asarray(np.linalg.solve(jac, rhs[..., None])[..., 0], dtype=np.float64)
+    return dq, ddq

@@ -27,6 +27,7 @@ from twolink_gym.controllers.pfl_swingup import (
     collocated_pfl_torque,
 )
 from twolink_gym.controllers.swingup import SWINGUP_CATCH_LEVEL, EnergySwingupController
+from twolink_gym.controllers.tracking import FeedForwardController, track_reference
 from twolink_gym.controllers.trajectory import quintic
 from twolink_gym.tasks import Task
 
@@ -37,6 +38,7 @@ __all__ = [
     "ComputedTorqueController",
     "Controller",
     "EnergySwingupController",
+    "FeedForwardController",
     "ImpedanceController",
     "LQRController",
     "LQRDesign",
@@ -49,6 +51,7 @@ __all__ = [
     "nearest_ik",
     "quintic",
     "simulation_of",
+    "track_reference",
 ]
 
 #: Controller classes by name: the only place controller names are mapped to code.
@@ -60,6 +63,7 @@ CONTROLLERS: dict[str, type[Controller]] = {
     "energy_swingup": EnergySwingupController,
     "acrobot_swingup": AcrobotSwingupController,
     "pendubot_swingup": PendubotSwingupController,
+    "feedforward": FeedForwardController,
 }
 
 

@@ -1,4 +1,4 @@
-r"""Computed torque (inverse dynamics + PD) for reach and balance.
+r"""Computed torque (inverse dynamics + PD) for reach, balance and track.
 
 .. math::  \tau = M(q)\,(\ddot q_{ref} + K_p e + K_d \dot e) + C(q,\dot q)\dot q + G(q) + F\dot q,
            \qquad e = \operatorname{wrap}(q_{ref} - q),
@@ -19,7 +19,11 @@ lasting the shortest duration (in steps of 0.1 s, between ``min_duration`` and
 ``torque_margin · max_torque``; the PD loop then only corrects small errors, so
 the torques stay inside the limits.
 
-The plan is the controller's state, shape ``(n, 10)``: start angles and
+*track*: the joint reference of the observed tip reference on the elbow
+branch the episode starts on (:func:`~twolink_gym.controllers.tracking.track_reference`;
+the state is the branch, shape ``(n, 1)``).
+
+The reach plan is the controller's state, shape ``(n, 10)``: start angles and
 velocities, goal angles, target, duration, elapsed time. It is returned by
 :meth:`predict` (SB3's recurrent-state slot), which is how ``evaluate_policy``
 runs it. A row is re-planned where ``episode_start`` is True, where the
@@ -39,12 +43,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from twolink_gym.controllers.base import UPRIGHT, Array, Controller, gain_vector, nearest_ik
+from twolink_gym.controllers.tracking import TrackReference, track_reference
 from twolink_gym.controllers.trajectory import fastest_feasible_duration, quintic
 from twolink_gym.dynamics import inverse_dynamics
 from twolink_gym.kinematics import wrap_angle
 from twolink_gym.params import ArmParams
 from twolink_gym.simulation import DecodedObservation
-from twolink_gym.tasks import BalanceTask, ReachTask, Task
+from twolink_gym.tasks import BalanceTask, ReachTask, Task, TrackTask
 
 __all__ = ["PLAN_SIZE", "ComputedTorqueController", "computed_torque_law"]
 
@@ -118,7 +123,7 @@ class ComputedTorqueController(Controller):
         On a task it does not apply to or an invalid gain or duration.
     """
 
-    task_types = (ReachTask, BalanceTask)
+    task_types = (ReachTask, BalanceTask, TrackTask)
 
     def __init__(
         self,
@@ -156,6 +161,7 @@ class ComputedTorqueController(Controller):
         self.durations = np.arange(min_duration, max_duration + 1e-9, 0.1)
         self.replan_distance = float(replan_distance)
         self._memory: Array | None = None
+        self._track = TrackReference()
 
     # -- reference ---------------------------------------------------------
     def _plan(
@@ -201,6 +207,9 @@ class ComputedTorqueController(Controller):
             q_ref = np.broadcast_to(UPRIGHT[:2], q.shape)
             dq_ref = ddq_ref = np.zeros_like(q)
             new_state = None
+        elif isinstance(self.task, TrackTask):
+            new_state = self._track.branches(q, state, episode_start)
+            q_ref, dq_ref, ddq_ref = track_reference(self.params, decoded.extras, new_state)
         else:
             plan = self._plan(decoded, state, episode_start)
             q_ref, dq_ref, ddq_ref = quintic(

@@ -17,6 +17,19 @@ and ``D`` does not damp the joint motion that leaves the tip in place; the
 optional ``joint_damping`` adds ``-Dq q̇`` for that (off by default: measured,
 it changes nothing on reach, whose episodes leave the hanging pose at once).
 
+*track*: the spring pulls towards the moving reference ``r`` and the damper
+acts on the velocity error, with the reference's feed-forward in place of the
+gravity compensation,
+
+.. math::  \tau = J^\top \big(K\,(r - x_{tip}) + D\,(\dot r - \dot x_{tip})\big)
+           + M(q)\,\ddot q_{ff} + C(q,\dot q)\dot q + G(q) + F\dot q,
+           \qquad \ddot q_{ff} = J^{-1}(\ddot r - \dot J \dot q),
+
+so that with an exact model the tip error ``e = r - x_tip`` obeys
+``Λ(q) ë + D ė + K e = 0``, ``Λ = (J M⁻¹ Jᵀ)⁻¹`` the tip's apparent mass: a
+mass-spring-damper (``ẍ - r̈ = J (q̈ - q̈_ff) = Λ⁻¹ (K e + D ė)``). Within
+``|sin q2| < 1e-3`` of a singularity ``q̈_ff = 0``.
+
 Gains: ``K = 100 N/m`` and ``D = 16 N·s/m`` (isotropic). A stiffer spring
 settles faster and shrinks the static error of a wrong gravity model
 (``|ΔG| / K`` at the tip), but a stiffer spring or damper destabilises the
@@ -35,11 +48,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from twolink_gym.controllers.base import Array, Controller, gain_vector
-from twolink_gym.dynamics import gravity_torque
-from twolink_gym.kinematics import jacobian
+from twolink_gym.dynamics import gravity_torque, inverse_dynamics
+from twolink_gym.kinematics import jacobian, jacobian_derivative
 from twolink_gym.params import ArmParams
 from twolink_gym.simulation import DecodedObservation
-from twolink_gym.tasks import ReachTask, Task
+from twolink_gym.tasks import ReachTask, Task, TrackTask
 
 __all__ = ["ImpedanceController"]
 
@@ -54,7 +67,7 @@ def _stiffness_matrix(value: ArrayLike, name: str) -> Array:
 
 
 class ImpedanceController(Controller):
-    """A Cartesian spring-damper at the tip with gravity compensation (reach).
+    """A Cartesian spring-damper at the tip with gravity compensation (reach) or feed-forward (track).
 
     Parameters
     ----------
@@ -69,7 +82,7 @@ class ImpedanceController(Controller):
         Extra joint damping ``-Dq q̇`` [N·m·s/rad] (0 gives the textbook law).
     """
 
-    task_types = (ReachTask,)
+    task_types = (ReachTask, TrackTask)
 
     def __init__(
         self,
@@ -86,7 +99,9 @@ class ImpedanceController(Controller):
         self.stiffness = _stiffness_matrix(stiffness, "stiffness")
         self.damping = _stiffness_matrix(damping, "damping")
         self.joint_damping = gain_vector(joint_damping, "joint_damping")
-        self._error_index = self.task.extras_names().index("to_target_x")
+        self._tracking = isinstance(self.task, TrackTask)
+        error_name = "to_reference_x" if self._tracking else "to_target_x"
+        self._error_index = self.task.extras_names().index(error_name)
 
     def _torque(
         self, decoded: DecodedObservation, state: Any, episode_start: NDArray[np.bool_]
@@ -95,6 +110,19 @@ class ImpedanceController(Controller):
         error = decoded.extras[:, self._error_index : self._error_index + 2]
         jac = jacobian(self.params, q)
         tip_velocity = np.einsum("nij,nj->ni", jac, dq)
-        force = error @ self.stiffness.T - tip_velocity @ self.damping.T
+        if not self._tracking:
+            force = error @ self.stiffness.T - tip_velocity @ self.damping.T
+            tau = np.einsum("nji,nj->ni", jac, force) - self.joint_damping * dq
+            return tau + gravity_torque(self.params, q), None
+        reference_velocity = decoded.extras[:, 2:4]
+        reference_acceleration = decoded.extras[:, 4:6]
+        force = error @ self.stiffness.T + (reference_velocity - tip_velocity) @ self.damping.T
         tau = np.einsum("nji,nj->ni", jac, force) - self.joint_damping * dq
-        return tau + gravity_torque(self.params, q), None
+        # feed-forward: the joint acceleration that gives the reference's acceleration
+        rhs = reference_acceleration - np.einsum(
+            "nij,nj->ni", jacobian_derivative(self.params, q, dq), dq
+        )
+        ddq = np.zeros_like(q)
+        ok = np.abs(np.sin(q[:, 1])) >= 1e-3
+        ddq[ok] = np.linalg.solve(jac[ok], rhs[ok][..., None])[..., 0]
+        return tau + inverse_dynamics(self.params, q, dq, ddq), None

@@ -10,6 +10,7 @@ from twolink_gym.tasks.balance import BalanceTask
 from twolink_gym.tasks.base import Evaluation, Task, task_kernel
 from twolink_gym.tasks.reach import ReachTask
 from twolink_gym.tasks.swingup import SwingupTask
+from twolink_gym.tasks.track import TrackTask
 
 __all__ = [
     "TASKS",
@@ -18,12 +19,15 @@ __all__ = [
     "ReachTask",
     "SwingupTask",
     "Task",
+    "TrackTask",
     "make_task",
     "task_kernel",
 ]
 
 #: Task classes by registered name: the only place task names are mapped to code.
-TASKS: dict[str, type[Task]] = {cls.name: cls for cls in (ReachTask, BalanceTask, SwingupTask)}
+TASKS: dict[str, type[Task]] = {
+    cls.name: cls for cls in (ReachTask, BalanceTask, SwingupTask, TrackTask)
+}
 
 
 def make_task(task: str | Task, options: Mapping[str, Any] | None = None) -> Task:

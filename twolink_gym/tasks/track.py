@@ -1,0 +1,469 @@
+"""``track``: follow a moving reference ``r(t)`` with the tip.
+
+The episode's goal is its reference, tabulated: the step kernel reads the
+reference at the episode time ``t`` it is given, so one task kernel serves
+the single env, the vector env and :meth:`Task.evaluate`, for any path
+(:mod:`twolink_gym.paths`: circles, Lissajous curves and figure-eights,
+looping paths, or sampled points).
+
+Goal vector (``goal_size = HEADER_SIZE + ROW_SIZE · rows``)::
+
+    [0]  table spacing h [s]                 (TABLE_DT)
+    [1]  number of rows
+    [2]  sum of squared tracking errors [m²]  running statistics of the episode,
+    [3]  number of samples                    restarted by the kernel at t = 0 and
+    [4]  largest tracking error [m]           updated at every step
+    [5:] rows (x, y, vx, vy, ax, ay) of the reference at t = 0, h, 2h, ... [m, m/s, m/s²]
+
+Between rows the reference is interpolated linearly (exact at the rows, so at
+every control step when ``dt`` is a multiple of ``h``); after the last row it
+stays at the last row.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from twolink_gym._jit import kernel
+from twolink_gym.kinematics import inverse_kinematics, tip_from_trig
+from twolink_gym.params import ArmParams
+from twolink_gym.paths import (
+    FAMILIES,
+    SampledPath,
+    TipPath,
+    check_in_workspace,
+    joint_rates,
+    make_path,
+    sample_path,
+)
+from twolink_gym.tasks.base import DEFAULT_MAX_TORQUE, Array, Task, perturbed_state, task_kernel
+
+__all__ = [
+    "HEADER_SIZE",
+    "MAX_REFERENCE_ACCELERATION",
+    "MAX_REFERENCE_SPEED",
+    "ROW_SIZE",
+    "TABLE_DT",
+    "TrackTask",
+    "reference_at",
+    "reference_position",
+    "track_kernel",
+]
+
+#: Spacing of the reference table [s] (a divisor of the default control period).
+TABLE_DT = 0.01
+#: Entries before the table in the goal vector (see the module notes).
+HEADER_SIZE = 5
+#: Entries per table row: position, velocity, acceleration (x, y each).
+ROW_SIZE = 6
+#: Largest reference speed [m/s] and acceleration [m/s²] a path may have (the
+#: observation's bounds).
+MAX_REFERENCE_SPEED = 5.0
+MAX_REFERENCE_ACCELERATION = 50.0
+
+_H, _ROWS, _SUM_SQ, _COUNT, _MAX_ERR = range(HEADER_SIZE)
+# the options vector (TrackTask.option_names, in this order)
+_TOLERANCE, _SIGMA, _COARSE_SIGMA, _COARSE_WEIGHT, _CTRL_WEIGHT, _PREVIEW, _PREVIEW_DT = range(7)
+# the terms (TrackTask.term_names, in this order)
+_NEAR, _COARSE, _CTRL, _RMS, _MAX = range(5)
+
+
+@kernel(inline=True)
+def _row_and_fraction(goal: Array, t: float) -> tuple[int, float]:
+    """The table row before time ``t`` and the fraction of the way to the next one."""
+    rows = int(goal[_ROWS])
+    k = t / goal[_H]
+    if k <= 0.0:
+        return 0, 0.0
+    i = int(k)
+    if i >= rows - 1:
+        return rows - 2, 1.0
+    return i, k - i
+
+
+@kernel()
+def reference_at(goal: Array, t: float, out: Array) -> None:
+    """The reference at time ``t`` [s]: writes ``(x, y, vx, vy, ax, ay)`` into ``out[:6]``.
+
+    Parameters
+    ----------
+    goal : ndarray, shape (goal_size,)
+        A track goal (see the module notes).
+    t : float
+        Episode time [s].
+    out : ndarray, shape (>= 6,)
+        Position [m], velocity [m/s], acceleration [m/s²].
+    """
+    i, f = _row_and_fraction(goal, t)
+    base = HEADER_SIZE + ROW_SIZE * i
+    for j in range(ROW_SIZE):
+        out[j] = (1.0 - f) * goal[base + j] + f * goal[base + ROW_SIZE + j]
+
+
+@kernel()
+def reference_position(goal: Array, t: float) -> tuple[float, float]:
+    """The reference position ``(x, y)`` [m] at time ``t`` [s] (see :func:`reference_at`)."""
+    i, f = _row_and_fraction(goal, t)
+    base = HEADER_SIZE + ROW_SIZE * i
+    nxt = base + ROW_SIZE
+    return (
+        (1.0 - f) * goal[base] + f * goal[nxt],
+        (1.0 - f) * goal[base + 1] + f * goal[nxt + 1],
+    )
+
+
+@task_kernel
+def track_kernel(
+    arm: Array,
+    options: Array,
+    t: float,
+    q1: float,
+    q2: float,
+    dq1: float,
+    dq2: float,
+    c1: float,
+    s1: float,
+    c12: float,
+    s12: float,
+    a1: float,
+    a2: float,
+    goal: Array,
+    terms: Array,
+    extras: Array,
+) -> tuple[float, bool, bool, float]:
+    """The track task's step: reference, tracking error, reward, RMS success (a task kernel).
+
+    Updates the goal's running statistics (restarted at ``t = 0``).
+    """
+    reference_at(goal, t, extras)
+    tip_x, tip_y = tip_from_trig(arm, c1, s1, c12, s12)
+    ex = extras[0] - tip_x
+    ey = extras[1] - tip_y
+    extras[6] = ex
+    extras[7] = ey
+    for k in range(int(options[_PREVIEW])):
+        px, py = reference_position(goal, t + (k + 1) * options[_PREVIEW_DT])
+        extras[8 + 2 * k] = px - tip_x
+        extras[9 + 2 * k] = py - tip_y
+    e2 = ex * ex + ey * ey
+    err = math.sqrt(e2)
+    if t <= 0.0:
+        goal[_SUM_SQ] = e2
+        goal[_COUNT] = 1.0
+        goal[_MAX_ERR] = err
+    else:
+        goal[_SUM_SQ] += e2
+        goal[_COUNT] += 1.0
+        goal[_MAX_ERR] = max(goal[_MAX_ERR], err)
+    rms = math.sqrt(goal[_SUM_SQ] / goal[_COUNT])
+    sigma = options[_SIGMA]
+    coarse_sigma = options[_COARSE_SIGMA]
+    near = math.exp(-e2 / (2.0 * sigma * sigma))
+    coarse = math.exp(-e2 / (2.0 * coarse_sigma * coarse_sigma))
+    ctrl = 1.0 - 0.5 * options[_CTRL_WEIGHT] * (a1 * a1 + a2 * a2)
+    w = options[_COARSE_WEIGHT]
+    terms[_NEAR] = near
+    terms[_COARSE] = coarse
+    terms[_CTRL] = ctrl
+    terms[_RMS] = rms
+    terms[_MAX] = goal[_MAX_ERR]
+    reward = ctrl * (w * coarse + (1.0 - w) * near)
+    return reward, False, rms <= options[_TOLERANCE], err
+
+
+@dataclasses.dataclass(frozen=True)
+class TrackTask(Task):
+    """Follow a time-parameterised reference ``r(t)`` with the tip.
+
+    Each episode draws a path from ``families`` (:func:`~twolink_gym.paths.sample_path`:
+    circles of random centre, radius, direction and phase; figure-eights;
+    Lissajous curves; looping paths) that stays inside the annulus
+    ``[|l1 - l2| + m, l1 + l2 - m]``, ``m = workspace_margin · (l1 + l2)``,
+    with a mean tip speed drawn in ``[min_path_speed, max_path_speed]``. The arm
+    starts on the path: the inverse kinematics of ``r(0)`` on an elbow branch
+    drawn at random, moving with the reference (``dq = J⁻¹ ṙ(0)``), each angle
+    perturbed uniformly by up to ``init_angle_noise`` and each speed by up to
+    ``init_speed_noise``. ``reset(options={"path": spec})`` replays a given
+    path instead (a name of :data:`~twolink_gym.paths.PATH_NAMES`, a mapping,
+    a :class:`~twolink_gym.paths.TipPath`, a ``(T, 3)`` array of ``[t, x, y]``
+    rows or a ``(times, points)`` pair; see :func:`~twolink_gym.paths.make_path`),
+    the same path for every copy of a vector env; the episode follows it from
+    the start of its time span.
+
+    Observation extras (all in the arm's base frame)::
+
+        [r_x, r_y, ṙ_x, ṙ_y, r̈_x, r̈_y,          reference now [m, m/s, m/s²]
+         r_x - tip_x, r_y - tip_y,               tracking error [m]
+         r(t + k·preview_dt) - tip, k = 1..preview]  preview [m]
+
+    Reward, bounded in ``[0, 1]`` with ``e = |r(t) - tip|``::
+
+        reward = ctrl · (coarse_weight · exp(-e² / (2 coarse_sigma²))
+                         + (1 - coarse_weight) · exp(-e² / (2 sigma²)))
+        ctrl   = 1 - ctrl_weight · |a|² / 2
+
+    The wide Gaussian guides from anywhere in the workspace, the narrow one
+    pays for precision (1 at zero error, 0.61 at ``e = sigma``).
+
+    Success: the RMS tracking error over the episode's states (the start
+    included) is at most ``tolerance``; ``info`` reports the running
+    ``rms_error`` and ``max_error`` [m] and ``distance``, the current error.
+    Track never terminates early.
+
+    Parameters
+    ----------
+    tolerance : float
+        RMS error that counts as success [m].
+    sigma, coarse_sigma : float
+        Widths of the narrow and the wide Gaussian [m].
+    coarse_weight : float
+        Share of the wide Gaussian, in ``[0, 1]``.
+    ctrl_weight : float
+        Weight of the squared normalised action.
+    preview : int
+        Number of preview points, >= 1.
+    preview_dt : float
+        Time between preview points [s].
+    seconds : float
+        Episode length [s] (``episode_seconds``; the reference is tabulated
+        over it and the preview beyond it).
+    families : sequence of str
+        Path families the episodes draw from (:data:`~twolink_gym.paths.FAMILIES`).
+    min_path_speed, max_path_speed : float
+        Range of the paths' mean tip speed [m/s].
+    workspace_margin : float
+        Clearance of drawn paths from the workspace's rims, a fraction of
+        ``l1 + l2`` in ``[0, 0.5)``.
+    init_angle_noise, init_speed_noise : float
+        Half-widths of the uniform perturbation of the start [rad], [rad/s].
+    """
+
+    name: ClassVar[str] = "track"
+    episode_seconds: ClassVar[float] = 10.0
+    default_max_torque: ClassVar[tuple[float, float]] = DEFAULT_MAX_TORQUE
+    goal_size: ClassVar[int] = 0  # set per instance in __post_init__ (depends on the options)
+    extras_size: ClassVar[int] = 0  # set per instance in __post_init__
+    goal_option: ClassVar[str | None] = "path"
+    term_names: ClassVar[tuple[str, ...]] = (
+        "reward_near",
+        "reward_coarse",
+        "reward_ctrl",
+        "rms_error",
+        "max_error",
+    )
+    option_names: ClassVar[tuple[str, ...]] = (
+        "tolerance",
+        "sigma",
+        "coarse_sigma",
+        "coarse_weight",
+        "ctrl_weight",
+        "preview",
+        "preview_dt",
+    )
+    kernel: ClassVar[Any] = staticmethod(track_kernel)
+
+    tolerance: float = 0.02
+    sigma: float = 0.02
+    coarse_sigma: float = 0.2
+    coarse_weight: float = 0.5
+    ctrl_weight: float = 0.05
+    preview: int = 5
+    preview_dt: float = 0.1
+    seconds: float = 10.0
+    families: tuple[str, ...] = FAMILIES
+    min_path_speed: float = 0.1
+    max_path_speed: float = 0.4
+    workspace_margin: float = 0.1
+    init_angle_noise: float = 0.01
+    init_speed_noise: float = 0.02
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.check_positive(
+            "tolerance", "sigma", "coarse_sigma", "preview_dt", "seconds", "min_path_speed"
+        )
+        self.check_in_range(("coarse_weight",), 0.0, 1.0)
+        self.check_in_range(("ctrl_weight", "init_angle_noise", "init_speed_noise"), 0.0)
+        self.check_in_range(("workspace_margin",), 0.0, 0.499)
+        if not self.min_path_speed <= self.max_path_speed:
+            raise ValueError(
+                "track task options must satisfy min_path_speed <= max_path_speed, got "
+                f"{self.min_path_speed!r} and {self.max_path_speed!r}"
+            )
+        if (
+            isinstance(self.preview, bool)
+            or not isinstance(self.preview, numbers.Integral)
+            or self.preview < 1
+        ):
+            raise ValueError(
+                f"track task option preview must be a positive integer, got {self.preview!r}"
+            )
+        object.__setattr__(self, "preview", int(self.preview))
+        families = self.families
+        if isinstance(families, str) or not isinstance(families, Sequence) or not families:
+            raise ValueError(
+                f"track task option families must be a non-empty list of {list(FAMILIES)}, "
+                f"got {families!r}"
+            )
+        unknown = [f for f in families if f not in FAMILIES]
+        if unknown:
+            raise ValueError(
+                f"track task option families: unknown {unknown}; allowed names are {list(FAMILIES)}"
+            )
+        object.__setattr__(self, "families", tuple(families))
+        # the per-instance sizes and episode length (class attributes of the other tasks)
+        object.__setattr__(self, "episode_seconds", self.seconds)
+        object.__setattr__(self, "goal_size", HEADER_SIZE + ROW_SIZE * self.table_rows)
+        object.__setattr__(self, "extras_size", 8 + 2 * self.preview)
+
+    @property
+    def table_rows(self) -> int:
+        """Rows of the reference table: the episode and the preview beyond it, plus a margin."""
+        span = self.seconds + self.preview * self.preview_dt
+        return math.ceil(span / TABLE_DT - 1e-9) + 2
+
+    # -- the reference ---------------------------------------------------
+    def tabulate(self, path: TipPath) -> Array:
+        """The goal vector ``(goal_size,)`` of an episode that follows ``path``.
+
+        The table starts at the path's first time (``time_span[0]``); a sampled
+        path that ends before the table does stays at its last point, at rest.
+
+        Raises
+        ------
+        ValueError
+            If the path is faster than :data:`MAX_REFERENCE_SPEED` or accelerates
+            harder than :data:`MAX_REFERENCE_ACCELERATION` (naming ``path``).
+        """
+        start, end = path.time_span
+        t = start + TABLE_DT * np.arange(self.table_rows)
+        ended = np.zeros(t.shape, dtype=bool)
+        if isinstance(path, SampledPath) and path.bc_type != "periodic":
+            ended = t > end
+        tt = np.minimum(t, end) if ended.any() else t
+        rows = np.concatenate([path.position(tt), path.velocity(tt), path.acceleration(tt)], 1)
+        rows[ended, 2:] = 0.0
+        speed = float(np.max(np.hypot(rows[:, 2], rows[:, 3])))
+        accel = float(np.max(np.hypot(rows[:, 4], rows[:, 5])))
+        if speed > MAX_REFERENCE_SPEED or accel > MAX_REFERENCE_ACCELERATION:
+            raise ValueError(
+                f"path {path!r} is too fast for the track task: peak speed {speed:.3g} m/s "
+                f"(at most {MAX_REFERENCE_SPEED:g}) and acceleration {accel:.3g} m/s² "
+                f"(at most {MAX_REFERENCE_ACCELERATION:g}) over the episode"
+            )
+        goal = np.zeros(self.goal_size)
+        goal[_H] = TABLE_DT
+        goal[_ROWS] = self.table_rows
+        goal[HEADER_SIZE:] = rows.reshape(-1)
+        return goal
+
+    def reference_rows(self, goal: Array) -> Array:
+        """The reference table of a goal vector: ``(rows, 6)`` rows ``(x, y, vx, vy, ax, ay)``."""
+        return np.asarray(goal[HEADER_SIZE:]).reshape(-1, ROW_SIZE)
+
+    # -- episodes --------------------------------------------------------
+    def sample_initial_state(self, rng: np.random.Generator, params: ArmParams) -> Array:
+        """On the start of a freshly drawn path (see :meth:`sample_episode`)."""
+        return self.sample_episode(rng, params)[0]
+
+    def sample_goal(self, rng: np.random.Generator, params: ArmParams) -> Array:
+        """The tabulated reference of a path drawn from :attr:`families`."""
+        path = sample_path(
+            rng,
+            params,
+            self.families,
+            margin=self.workspace_margin * params.reach,
+            speed=(self.min_path_speed, self.max_path_speed),
+        )
+        return self.tabulate(path)
+
+    def sample_episode(
+        self, rng: np.random.Generator, params: ArmParams, goal: Array | None = None
+    ) -> tuple[Array, Array]:
+        """A reference (drawn, or ``goal``) and a start on it: the path first, then the state.
+
+        The start: the inverse kinematics of ``r(0)`` on an elbow branch drawn
+        with equal odds, the joint velocities ``J⁻¹ ṙ(0)`` (0 within 1e-3 of
+        ``sin q2 = 0``), then the uniform perturbation.
+        """
+        if goal is None:
+            goal = self.sample_goal(rng, params)
+        else:
+            goal = np.array(goal, dtype=np.float64)
+        row = self.reference_rows(goal)[0]
+        branch = "up" if rng.uniform() < 0.5 else "down"
+        q = inverse_kinematics(params, row[:2], branch, clip=True)
+        dq = np.zeros(2)
+        if abs(math.sin(q[1])) > 1e-3:
+            dq = joint_rates(params, q, row[2:4], row[4:6])[0]
+        state = perturbed_state(
+            rng, np.concatenate([q, dq]), self.init_angle_noise, self.init_speed_noise
+        )
+        return state, goal
+
+    def goals_from_option(self, value: Any, n: int, params: Sequence[ArmParams]) -> Array:
+        """Goals ``(n, goal_size)`` of ``n`` episodes that all follow the path ``value``.
+
+        Raises
+        ------
+        ValueError
+            If ``value`` is not a path spec (:func:`~twolink_gym.paths.make_path`),
+            the path leaves an arm's workspace, or is too fast (:meth:`tabulate`);
+            the message names ``options['path']``.
+        """
+        try:
+            path = make_path(value)
+            for arm in dict.fromkeys(params):
+                check_in_workspace(path, arm)
+            goal = self.tabulate(path)
+        except ValueError as exc:
+            raise ValueError(f"options['path']: {exc}") from None
+        return np.tile(goal, (n, 1))
+
+    def goal_info(self, goal: Array, extras: Array) -> dict[str, Array]:
+        """``{"reference": the current reference point (n, 2)}`` (not the whole table)."""
+        return {"reference": extras[:, 0:2].copy()}
+
+    def goal_from_extras(self, extras: Array) -> Array:
+        """The current reference point ``(..., 2)`` [m]: what the observation shows of the goal."""
+        return extras[..., 0:2]
+
+    # -- observation -----------------------------------------------------
+    def extras_bounds(self, params: ArmParams) -> tuple[Array, Array]:
+        """Reference within ``R = l1 + l2`` of the base, errors and preview within ``2R``."""
+        r = params.reach
+        high = np.array(
+            [r, r]
+            + [MAX_REFERENCE_SPEED] * 2
+            + [MAX_REFERENCE_ACCELERATION] * 2
+            + [2.0 * r] * (2 + 2 * self.preview)
+        )
+        return -high, high
+
+    def extras_names(self) -> tuple[str, ...]:
+        """Reference, its velocity and acceleration, the error, the preview (see the class notes)."""
+        names = [
+            "reference_x",
+            "reference_y",
+            "reference_vx",
+            "reference_vy",
+            "reference_ax",
+            "reference_ay",
+            "to_reference_x",
+            "to_reference_y",
+        ]
+        for k in range(1, self.preview + 1):
+            names += [f"preview{k}_x", f"preview{k}_y"]
+        return tuple(names)
+
+    def options(self) -> dict[str, Any]:
+        """The task's options as a JSON-friendly dict (``families`` as a list)."""
+        out = super().options()
+        out["families"] = list(self.families)
+        return out
