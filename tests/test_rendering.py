@@ -23,6 +23,7 @@ from twolink_gym.training.record import RandomPolicy, ZeroPolicy, main, record_e
 
 import twolink_gym  # noqa: F401  (registers the envs)
 from twolink_gym import ArmParams, TwoLinkVectorEnv, make_task
+from twolink_gym.kinematics import inverse_kinematics
 from twolink_gym.rendering import ArmRenderer, Colors
 
 HANG = np.array([-math.pi / 2, 0.0, 0.0, 0.0])  # tip at (0, -2) for the default arm
@@ -517,3 +518,167 @@ def test_readout_is_drawn_in_the_corner():
     # dark text pixels on the light background
     assert np.sum(corner.sum(axis=-1) < 200) > 50
     r.close()
+
+
+# -- track -------------------------------------------------------------------
+def circle_reference(t: float) -> np.ndarray:
+    """The reference of ``options={"path": "circle"}`` at time ``t`` [s], by hand.
+
+    A circle of radius 0.3 m about (0.5, 0) m, period 10 s, counter-clockwise from angle 0.
+    """
+    angle = 2 * math.pi * t / 10.0
+    return np.array([0.5 + 0.3 * math.cos(angle), 0.3 * math.sin(angle)])
+
+
+def track_env(**task_options) -> gym.Env:
+    return gym.make("TwoLink-v0", task="track", render_mode="rgb_array", task_options=task_options)
+
+
+def run_track(env: gym.Env, steps: int, state=HANG) -> tuple[np.ndarray, float, dict]:
+    """Reset ``env`` on the circle (the arm at ``state``), step with zero torque, render.
+
+    Returns the frame, its time [s] and the last step's info. The default
+    hanging arm (an equilibrium) stays on x = 0, clear of the circle.
+    """
+    options = {"path": "circle"} if state is None else {"path": "circle", "state": state}
+    env.reset(seed=0, options=options)
+    info: dict = {}
+    for _ in range(steps):
+        _, _, _, _, info = env.step(np.zeros(2, dtype=np.float32))
+    return env.render(), info["time"], info
+
+
+def test_track_draws_the_reference_point_path_and_preview():
+    env = track_env()
+    frame, t, info = run_track(env, 5)
+    r = env.unwrapped._renderer
+    task = env.unwrapped.sim.task
+    assert t == pytest.approx(0.1)
+    np.testing.assert_allclose(info["reference"], circle_reference(t), atol=1e-9)
+    # the current reference: the target disc, red (the hanging arm is far off the path)
+    assert not info["is_success"]
+    assert_color(pixel(frame, r.world_to_pixel(circle_reference(t))), Colors.target)
+    # its cross-hair, beyond the disc of radius max(3, 0.02 m to scale) = 3 px
+    mark = r.world_to_pixel(circle_reference(t)) + np.array([0.0, 3 + 5])
+    assert_color(pixel(frame, mark), Colors.target)
+    # the path over the episode, far from the arm and the current point: the far
+    # side (t = 5 s), the top (2.5 s) and the bottom (7.5 s) of the circle
+    for far in (5.0, 2.5, 7.5):
+        assert_color(pixel(frame, r.world_to_pixel(circle_reference(far))), Colors.reference_path)
+    # a thin line: the circle's centre and points 4 px off the path are not drawn
+    assert_color(pixel(frame, r.world_to_pixel([0.5, 0.0])), Colors.workspace)
+    off = r.world_to_pixel(circle_reference(5.0)) + np.array([4.0, 0.0])
+    assert_color(pixel(frame, off), Colors.workspace)
+    # the farthest preview dot, r(t + 5 * 0.1 s), about 10 px ahead (the nearer
+    # ones lie under the disc at this path speed)
+    ahead = circle_reference(t + task.preview * task.preview_dt)
+    assert_color(pixel(frame, r.world_to_pixel(ahead)), Colors.reference_preview)
+    # a positional goal: no upright line (balance draws dashes at (0, 0.31) and (0, 1.56))
+    for dash in ([0.0, 0.31], [0.0, 1.56]):
+        assert_color(pixel(frame, r.world_to_pixel(dash)), Colors.workspace)
+    env.close()
+
+
+def test_track_preview_dots_are_at_the_preview_times():
+    env = track_env(preview_dt=0.5)  # dots 0.094 m (about 10 px) apart on the circle
+    frame, t, _ = run_track(env, 10)
+    r = env.unwrapped._renderer
+    for k in range(1, 6):
+        point = r.world_to_pixel(circle_reference(t + 0.5 * k))
+        assert_color(pixel(frame, point), Colors.reference_preview)
+    # halfway between two dots, and one step past the last, only the path is drawn
+    for between in (t + 0.75, t + 3.0):
+        point = r.world_to_pixel(circle_reference(between))
+        assert_color(pixel(frame, point), Colors.reference_path)
+    env.close()
+
+
+def test_track_reference_moves_with_time():
+    env = track_env()
+    frame, t, _ = run_track(env, 5)
+    r = env.unwrapped._renderer
+    then = r.world_to_pixel(circle_reference(t))
+    assert_color(pixel(frame, then), Colors.target)
+    for _ in range(50):  # 1 s later: the reference is 0.19 m (20 px) further on
+        env.step(np.zeros(2, dtype=np.float32))
+    later = env.render()
+    now = r.world_to_pixel(circle_reference(t + 1.0))
+    assert_color(pixel(later, now), Colors.target)
+    assert_color(pixel(later, then), Colors.reference_path)
+    env.close()
+
+
+def test_track_reference_turns_green_while_the_rms_error_is_within_tolerance():
+    params = ArmParams()
+    task = make_task("track")
+    goal = task.goals_from_option("circle", 1, [params])[0]
+    r = ArmRenderer(params, task, "rgb_array", 50)
+    t = 1.0
+    reference = circle_reference(t)
+    # the tip exactly on r(t): the running RMS error (this one sample) is 0
+    q = inverse_kinematics(params, reference, "up")
+    frame = r.draw([*q, 0.0, 0.0], goal, time=t)
+    # the cross-hair is drawn over the arm, which covers the disc
+    mark = r.world_to_pixel(reference) + np.array([3 + 4, 0.0])
+    assert_color(pixel(frame, mark), Colors.target_success)
+    r.reset_trail()  # the trail of the tip on r(t) would cover the disc
+    frame = r.draw(HANG, goal, time=t)
+    assert_color(pixel(frame, mark), Colors.target)
+    assert_color(pixel(frame, r.world_to_pixel(reference)), Colors.target)
+    r.close()
+
+
+def test_track_draws_the_path_only_over_the_episode():
+    env = track_env(seconds=2.5)  # a quarter of the circle
+    frame, _, _ = run_track(env, 5)
+    r = env.unwrapped._renderer
+    for t, color in ((1.5, Colors.reference_path), (2.4, Colors.reference_path)):
+        assert_color(pixel(frame, r.world_to_pixel(circle_reference(t))), color)
+    # tabulated (for the preview) but after the episode's end: not drawn
+    for t in (2.9, 5.0, 7.5):
+        assert_color(pixel(frame, r.world_to_pixel(circle_reference(t))), Colors.workspace)
+    env.close()
+
+
+def test_track_path_is_redrawn_when_the_goal_changes():
+    env = track_env()
+    frame, _, _ = run_track(env, 2)
+    r = env.unwrapped._renderer
+    old = r.world_to_pixel(circle_reference(5.0))  # (0.2, 0) m
+    assert_color(pixel(frame, old), Colors.reference_path)
+    # reset rewrites the env's goal buffer in place: the new circle, about (-0.5, 0) m
+    other = {"type": "circle", "centre": (-0.5, 0.0), "radius": 0.3, "period": 10.0}
+    env.reset(seed=0, options={"path": other, "state": HANG})
+    frame = env.render()
+    assert_color(pixel(frame, old), Colors.workspace)
+    assert_color(pixel(frame, r.world_to_pixel([-0.8, 0.0])), Colors.reference_path)
+    env.close()
+
+
+def test_track_path_is_computed_once_per_goal():
+    params = ArmParams()
+    task = make_task("track")
+    goal = task.goals_from_option("circle", 1, [params])[0]
+    r = ArmRenderer(params, task, "rgb_array", 50)
+    r.draw(HANG, goal, time=0.0)
+    first = r._path_cache
+    # the running statistics in the goal's header change at every step: same path
+    moved = goal.copy()
+    moved[2:5] = (0.5, 3.0, 0.6)
+    r.draw(HANG, moved, time=0.1)
+    assert r._path_cache is first
+    other = task.goals_from_option("figure_eight", 1, [params])[0]
+    r.draw(HANG, other, time=0.2)
+    assert r._path_cache is not first
+    r.close()
+
+
+def test_track_renders_in_the_vector_env():
+    venv = TwoLinkVectorEnv(2, task="track", render_mode="rgb_array")
+    venv.reset(seed=0, options={"path": "circle", "state": HANG})
+    frames = venv.render()
+    r = venv._renderers[0]
+    for frame in frames:
+        assert_color(pixel(frame, r.world_to_pixel(circle_reference(0.0))), Colors.target)
+        assert_color(pixel(frame, r.world_to_pixel(circle_reference(5.0))), Colors.reference_path)
+    venv.close()

@@ -49,7 +49,13 @@ _LINEAR_DISTANCE = frozenset({"swingup"})
 
 
 def markdown_table(results: Sequence[Rollouts], task: str) -> str:
-    """The comparison table, one row per policy."""
+    """The comparison table, one row per policy.
+
+    For track, the tracking error over the episode (RMS and largest, what its
+    success measures) replaces the final distance and the settling columns.
+    """
+    if task == "track":
+        return _tracking_table(results)
     unit = DISTANCE_UNIT.get(task, "")
     header = (
         "| policy | success | return (mean ± std) | final distance median / p90 "
@@ -65,6 +71,26 @@ def markdown_table(results: Sequence[Rollouts], task: str) -> str:
             f"{format_value(s['final_distance_p90'], '.3g')} "
             f"| {100 * s['settled_fraction']:.0f}% "
             f"| {format_value(s['settle_time_median'], '.2f')} "
+            f"| {format_value(s['effort_mean'], '.0f')} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _tracking_table(results: Sequence[Rollouts]) -> str:
+    """The track task's comparison table: success, return, RMS and largest error, effort."""
+    header = (
+        "| policy | success | return (mean ± std) | RMS error median / p90 [m] "
+        "| max error median [m] | effort ∫τ²dt [N²m²s] |"
+    )
+    lines = [header, "|---|---:|---:|---:|---:|---:|"]
+    for r in results:
+        s = summarize(r)
+        lines.append(
+            f"| {s['policy']} | {100 * s['success_rate']:.0f}% "
+            f"| {format_value(s['return_mean'], '.1f')} ± {format_value(s['return_std'], '.1f')} "
+            f"| {format_value(s['rms_distance_median'], '.3g')} / "
+            f"{format_value(s['rms_distance_p90'], '.3g')} "
+            f"| {format_value(s['max_distance_median'], '.3g')} "
             f"| {format_value(s['effort_mean'], '.0f')} |"
         )
     return "\n".join(lines) + "\n"

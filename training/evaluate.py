@@ -35,6 +35,10 @@ torque_integral
 work
     Energy the motors put in or take out, ``∫ |τ · dq| dt`` [J] (RealAIGym's
     "energy"), with the joint speeds at the start of each control period.
+rms_distance, max_distance
+    Root mean square and largest ``info["distance"]`` over the episode's states
+    (t = 0 included): for track the RMS and the largest tracking error [m],
+    what its success and ``info["rms_error"]`` measure.
 smoothness
     Standard deviation of the step-to-step torque changes ``Δτ`` of the actuated
     joints [N·m] (RealAIGym's "torque smoothness"; smaller is smoother).
@@ -74,9 +78,17 @@ __all__ = [
 Array = NDArray[np.float64]
 
 #: The task option that is each task's distance tolerance (for the settling time).
-_TOLERANCE_OPTION = {"reach": "tolerance", "balance": "success_angle", "swingup": "success_angle"}
+_TOLERANCE_OPTION = {
+    "reach": "tolerance",
+    "balance": "success_angle",
+    "swingup": "success_angle",
+    "track": "tolerance",
+}
 #: The unit of each task's distance (for tables and plots).
-DISTANCE_UNIT = {"reach": "m", "balance": "rad", "swingup": "rad"}
+DISTANCE_UNIT = {"reach": "m", "balance": "rad", "swingup": "rad", "track": "m"}
+#: Goals longer than this are not written to ``episodes.csv`` (a track episode's
+#: reference table; every goal is in ``episode_set.npz``).
+CSV_GOAL_SIZE = 4
 
 METRICS = (
     "success",
@@ -90,6 +102,8 @@ METRICS = (
     "torque_integral",
     "work",
     "smoothness",
+    "rms_distance",
+    "max_distance",
 )
 
 
@@ -117,7 +131,7 @@ class EpisodeSet:
         """The reset options that replay these episodes in a vector env."""
         opts = {"state": self.states}
         if self.goals.shape[1]:
-            opts["target"] = self.goals
+            opts["goal"] = self.goals
         return opts
 
 
@@ -160,6 +174,8 @@ class Rollouts:
     torque_integral: Array
     work: Array
     smoothness: Array
+    rms_distance: Array
+    max_distance: Array
     run_dir: Path | None = None
 
     def metrics(self) -> dict[str, NDArray[Any]]:
@@ -176,6 +192,8 @@ class Rollouts:
             "torque_integral": self.torque_integral,
             "work": self.work,
             "smoothness": self.smoothness,
+            "rms_distance": self.rms_distance,
+            "max_distance": self.max_distance,
         }
 
 
@@ -293,6 +311,8 @@ def run_policy(policy: LoadedPolicy, env_cfg: EnvConfig, episodes: EpisodeSet) -
         actions=actions,
         dt=sim.dt,
         arrival_time=arrival_times(distance, tol, sim.dt),
+        rms_distance=np.sqrt(np.nanmean(distance**2, axis=1)),
+        max_distance=np.nanmax(distance, axis=1),
         run_dir=policy.run_dir,
         **torques,
     )
@@ -327,6 +347,9 @@ def summarize(r: Rollouts) -> dict[str, Any]:
         "torque_integral_mean": _stat(r.torque_integral, np.mean),
         "work_mean": _stat(r.work, np.mean),
         "smoothness_mean": _stat(r.smoothness, np.mean),
+        "rms_distance_median": _stat(r.rms_distance, np.median),
+        "rms_distance_p90": _stat(r.rms_distance, lambda v: np.percentile(v, 90)),
+        "max_distance_median": _stat(r.max_distance, np.median),
     }
 
 
@@ -343,10 +366,11 @@ def write_rollouts(
     metrics = r.metrics()
     with (folder / "episodes.csv").open("w", newline="") as fh:
         writer = csv.writer(fh)
-        goal_cols = [f"goal_{j}" for j in range(episodes.goals.shape[1])]
+        goal_size = episodes.goals.shape[1] if episodes.goals.shape[1] <= CSV_GOAL_SIZE else 0
+        goal_cols = [f"goal_{j}" for j in range(goal_size)]
         writer.writerow(["episode", "q1", "q2", "dq1", "dq2", *goal_cols, *metrics])
         for i in range(len(episodes)):
-            row = [i, *episodes.states[i].tolist(), *episodes.goals[i].tolist()]
+            row = [i, *episodes.states[i].tolist(), *episodes.goals[i, :goal_size].tolist()]
             for v in metrics.values():
                 x = v[i].item()
                 row.append(int(x) if isinstance(x, bool) else x)

@@ -14,12 +14,20 @@ Picture (y up, the base at the centre of the frame)
 - the goal: a task with a positional goal (``goal_size >= 2``, e.g. reach)
   gets a target disc of radius ``task.tolerance`` to scale (red, green while
   the task reports success) with a ring and a cross-hair marker drawn over the
-  arm, so the target shows at any scale; a task without one (balance) gets, if
-  it has a ``fall_angle``, the wedge of allowed tilts, and, if it has a
-  ``success_angle``, the success band: a wedge of ±``success_angle`` about the
-  vertical at the base (where link 1 must be) and one at the elbow (where link 2
-  must be). The upright reference, a dashed vertical line from the base, is
-  drawn over the arm;
+  arm, so the target shows at any scale. The track task's goal is its
+  reference path ``r(t)``, drawn from the goal and the frame's time: the path
+  over the episode (the table's positions up to ``task.seconds``) as a thin
+  grey polyline, the preview, ``task.preview`` small light red dots at
+  ``r(time + k · task.preview_dt)``, ``k = 1..preview``, and the current
+  reference ``r(time)`` as the target disc of radius ``task.tolerance`` (at
+  least 3 px; red, green while the running RMS tracking error is within the
+  tolerance) with reach's ring and cross-hair over the arm. A task without a
+  positional goal (balance, swing-up) gets, if it has a ``fall_angle``, the
+  wedge of allowed tilts, and, if it has a ``success_angle``, the success band:
+  a wedge of ±``success_angle`` about the vertical at the base (where link 1
+  must be) and one at the elbow (where link 2 must be). The upright reference,
+  a dashed vertical line from the base, is drawn over the arm (only for these
+  tasks);
 - a fading trail of the tip over the last ``trail_seconds``;
 - torque indicators: an arc around each joint, counter-clockwise for positive
   torque, whose sweep is the fraction of ``max_torque`` applied; below
@@ -51,7 +59,8 @@ from numpy.typing import ArrayLike, NDArray
 from twolink_gym.dynamics import gravity_torque
 from twolink_gym.kinematics import forward_kinematics
 from twolink_gym.params import ArmParams
-from twolink_gym.tasks import Task
+from twolink_gym.tasks import Task, TrackTask
+from twolink_gym.tasks.track import reference_position
 
 __all__ = ["RENDER_MODES", "TORQUE_MIN_FRACTION", "ArmRenderer", "Colors"]
 
@@ -61,6 +70,10 @@ RENDER_MODES = ("human", "rgb_array")
 TORQUE_MIN_FRACTION = 0.05
 #: Length of each cross-hair arm of the target marker, as a fraction of the smaller frame side.
 TARGET_MARK_FRACTION = 0.03
+#: Smallest radius [px] of the track task's reference disc.
+REFERENCE_MIN_RADIUS = 3
+#: Smallest radius [px] of a preview dot of the track task.
+PREVIEW_MIN_RADIUS = 2
 
 RGB = tuple[int, int, int]
 
@@ -80,6 +93,8 @@ class Colors:
     tip: RGB = (20, 20, 20)
     target: RGB = (214, 39, 40)
     target_success: RGB = (44, 160, 44)
+    reference_path: RGB = (128, 128, 140)
+    reference_preview: RGB = (240, 150, 150)
     upright: RGB = (30, 110, 30)
     upright_zone: RGB = (220, 240, 220)
     success_band: RGB = (160, 214, 160)
@@ -199,6 +214,9 @@ class ArmRenderer:
         )
         self._last_time = -math.inf
         self._closed = False
+        # track: the reference path of the last goal drawn, as (its table's
+        # positions [m], their pixels), recomputed only when the table changes
+        self._path_cache: tuple[NDArray[np.float64], list[tuple[float, float]]] | None = None
 
         pg = _import_pygame()
         self._pg = pg
@@ -269,10 +287,12 @@ class ArmRenderer:
         state : array_like, shape (4,)
             ``[q1, q2, dq1, dq2]`` [rad, rad, rad/s, rad/s].
         goal : array_like, shape (task.goal_size,)
-            The episode's goal (reach: target [m]).
+            The episode's goal (reach: target [m]; track: the reference table,
+            see :mod:`twolink_gym.tasks.track`).
         time : float
             Time since the episode started [s]; a time earlier than the previous
-            frame's starts a new trail (an episode restart).
+            frame's starts a new trail (an episode restart). Track draws its
+            reference at this time.
         reward : float
             The last reward, shown in the readout.
         torque : array_like, shape (2,)
@@ -315,11 +335,12 @@ class ArmRenderer:
         surf = self._canvas
         surf.fill(Colors.background)
         self._draw_workspace(surf)
-        self._draw_goal(surf, x, g)
+        t = float(time)
+        self._draw_goal(surf, x, g, t)
         self._draw_trail(surf)
         self._draw_arm(surf, elbow, tip)
         self._draw_upright_reference(surf, g)
-        self._draw_target_marks(surf, x, g)
+        self._draw_target_marks(surf, x, g, t)
         self._draw_torques(surf, x, tau)
         self._draw_readout(surf, float(time), float(reward), tau)
 
@@ -367,15 +388,37 @@ class ArmRenderer:
             self._disc(surf, center, inner, Colors.background)
             self._pg.gfxdraw.aacircle(surf, center[0], center[1], inner, Colors.workspace_edge)
 
-    def _target(self, state: NDArray[np.float64], goal: NDArray[np.float64]) -> tuple[Any, ...]:
-        """Centre [px], radius [px] and colour of a positional goal."""
-        success = bool(self.task.evaluate(self.params, state[None, :], goal[None, :]).success[0])
+    def _goal_point(self, goal: NDArray[np.float64], time: float) -> NDArray[np.float64] | None:
+        """Where the positional goal is at ``time`` [s]: ``(2,)`` [m], or None without one.
+
+        Track: the reference ``r(time)``; another task with ``goal_size >= 2``
+        (reach): ``goal[:2]``.
+        """
+        if isinstance(self.task, TrackTask):
+            return np.array(reference_position(goal, time))
+        if goal.shape[0] >= 2:
+            return goal[:2]
+        return None
+
+    def _target(
+        self, state: NDArray[np.float64], goal: NDArray[np.float64], time: float
+    ) -> tuple[tuple[int, int], int, RGB] | None:
+        """Centre [px], radius [px] and colour of the positional goal at ``time`` [s], or None.
+
+        The colour is the success colour while the task reports success for
+        ``state`` at ``time`` (track: the running RMS error within tolerance).
+        """
+        point = self._goal_point(goal, time)
+        if point is None:
+            return None
+        evaluation = self.task.evaluate(self.params, state[None, :], goal[None, :], time=time)
+        color = Colors.target_success if bool(evaluation.success[0]) else Colors.target
         tolerance = float(getattr(self.task, "tolerance", 0.05))
-        color = Colors.target_success if success else Colors.target
-        return self._px(goal[:2]), self._radius(tolerance, minimum=2), color
+        minimum = REFERENCE_MIN_RADIUS if isinstance(self.task, TrackTask) else 2
+        return self._px(point), self._radius(tolerance, minimum=minimum), color
 
     def _draw_target_marks(
-        self, surf: Any, state: NDArray[np.float64], goal: NDArray[np.float64]
+        self, surf: Any, state: NDArray[np.float64], goal: NDArray[np.float64], time: float
     ) -> None:
         """Tolerance ring and cross-hair of a positional goal, over the arm so they stay visible.
 
@@ -383,9 +426,10 @@ class ArmRenderer:
         just outside it and are :data:`TARGET_MARK_FRACTION` of the frame long,
         so that the target shows however small the tolerance is drawn.
         """
-        if goal.shape[0] < 2:
+        target = self._target(state, goal, time)
+        if target is None:
             return
-        (cx, cy), radius, color = self._target(state, goal)
+        (cx, cy), radius, color = target
         for r in (radius, radius + 1):
             self._pg.gfxdraw.aacircle(surf, cx, cy, r, color)
         inner = radius + 3
@@ -399,9 +443,16 @@ class ArmRenderer:
                 3,
             )
 
-    def _draw_goal(self, surf: Any, state: NDArray[np.float64], goal: NDArray[np.float64]) -> None:
-        if goal.shape[0] >= 2:
-            center, radius, color = self._target(state, goal)
+    def _draw_goal(
+        self, surf: Any, state: NDArray[np.float64], goal: NDArray[np.float64], time: float
+    ) -> None:
+        """The goal under the arm: the target disc (track: path and preview first) or wedges."""
+        if isinstance(self.task, TrackTask):
+            self._draw_reference_path(surf, goal)
+            self._draw_preview(surf, goal, time)
+        target = self._target(state, goal, time)
+        if target is not None:
+            center, radius, color = target
             self._disc(surf, center, radius, color)
             return
         # no positional goal: the goal is the upright pose q = [pi/2, 0]
@@ -417,6 +468,55 @@ class ArmRenderer:
             self._wedge(surf, np.zeros(2), reach, band, Colors.success_band)
             self._wedge(surf, elbow, self.params.l2, band, Colors.success_band)
 
+    def _reference_path_pixels(self, goal: NDArray[np.float64]) -> list[tuple[float, float]]:
+        """Pixels of the track reference over the episode, one per table row up to ``task.seconds``.
+
+        Parameters
+        ----------
+        goal : ndarray, shape (goal_size,)
+            A track goal.
+
+        Returns
+        -------
+        list of (float, float)
+            ``(column, row)`` of the table's positions at ``t = 0, h, ...``,
+            ``t <= task.seconds``. Cached: recomputed only when those positions
+            change (the env passes a new view of its goal buffer at every frame
+            and rewrites the buffer in place at a reset, so the content is the
+            key, not the array's identity).
+        """
+        task = self.task
+        assert isinstance(task, TrackTask)
+        rows = task.reference_rows(goal)
+        spacing = float(goal[0])
+        count = min(len(rows), math.floor(task.seconds / spacing + 1e-9) + 1)
+        positions = rows[:count, :2]
+        cached = self._path_cache
+        if cached is not None and np.array_equal(cached[0], positions):
+            return cached[1]
+        pixels = [(float(c), float(r)) for c, r in self.world_to_pixel(positions)]
+        self._path_cache = (positions.copy(), pixels)
+        return pixels
+
+    def _draw_reference_path(self, surf: Any, goal: NDArray[np.float64]) -> None:
+        """The track reference over the episode: a thin polyline (2 px)."""
+        pixels = self._reference_path_pixels(goal)
+        if len(pixels) >= 2:
+            self._pg.draw.lines(surf, Colors.reference_path, False, pixels, 2)
+
+    def _draw_preview(self, surf: Any, goal: NDArray[np.float64], time: float) -> None:
+        """The track preview: a small dot at ``r(time + k · preview_dt)`` for ``k = 1..preview``.
+
+        The dot radius is half the tolerance to scale, at least
+        :data:`PREVIEW_MIN_RADIUS` pixels; the farthest dot is drawn first.
+        """
+        task = self.task
+        assert isinstance(task, TrackTask)
+        radius = self._radius(0.5 * task.tolerance, minimum=PREVIEW_MIN_RADIUS)
+        for k in range(task.preview, 0, -1):
+            point = reference_position(goal, time + k * task.preview_dt)
+            self._disc(surf, self._px(point), radius, Colors.reference_preview)
+
     def _wedge(
         self, surf: Any, apex: NDArray[np.float64], radius: float, half_angle: float, color: RGB
     ) -> None:
@@ -430,7 +530,7 @@ class ArmRenderer:
 
     def _draw_upright_reference(self, surf: Any, goal: NDArray[np.float64]) -> None:
         """The dashed upright line of a task without a positional goal, over the arm."""
-        if goal.shape[0] >= 2:
+        if isinstance(self.task, TrackTask) or goal.shape[0] >= 2:
             return
         reach = self.params.reach
         self._dashed_line(surf, (0.0, 0.0), (0.0, reach), Colors.upright, dash=0.06 * reach)

@@ -529,7 +529,7 @@ class Simulation:
                 f"options 'goal' and {task.goal_option!r} both set the goal; give one of them"
             )
         if "goal" in options:
-            given = goal_batch(options["goal"], "goal", task.goal_size, n)
+            given = task.goal_vectors(options["goal"], n, arms)
         elif task.goal_option in options:
             given = task.goals_from_option(options[task.goal_option], n, arms)
         states = np.empty((n, 4))

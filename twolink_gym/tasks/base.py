@@ -395,7 +395,21 @@ class Task(abc.ABC):
         ValueError
             Naming ``options[goal_option]``.
         """
-        key = self.goal_option or "goal"
+        return self.goal_vectors(value, n, params, self.goal_option or "goal")
+
+    def goal_vectors(
+        self, value: Any, n: int, params: Sequence[ArmParams], key: str = "goal"
+    ) -> Array:
+        """Goal vectors ``(n, goal_size)`` from ``options[key]``, checked by :meth:`validate_goal`.
+
+        ``value`` has shape ``(goal_size,)`` (every episode) or ``(n, goal_size)``
+        and is finite (the ``"goal"`` reset option of every task with a goal).
+
+        Raises
+        ------
+        ValueError
+            Naming ``options[key]``.
+        """
         goals = goal_batch(value, key, self.goal_size, n)
         for arm in dict.fromkeys(params):
             mine = np.array([a == arm for a in params])

@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from twolink_gym._jit import kernel
-from twolink_gym.kinematics import inverse_kinematics, tip_from_trig
+from twolink_gym.kinematics import ElbowBranch, inverse_kinematics, tip_from_trig
 from twolink_gym.params import ArmParams
 from twolink_gym.paths import (
     FAMILIES,
@@ -397,7 +397,7 @@ class TrackTask(Task):
         else:
             goal = np.array(goal, dtype=np.float64)
         row = self.reference_rows(goal)[0]
-        branch = "up" if rng.uniform() < 0.5 else "down"
+        branch: ElbowBranch = "up" if rng.uniform() < 0.5 else "down"
         q = inverse_kinematics(params, row[:2], branch, clip=True)
         dq = np.zeros(2)
         if abs(math.sin(q[1])) > 1e-3:
