@@ -74,6 +74,7 @@ def test_controllers_map_names_to_classes_and_tasks():
         "energy_swingup",
         "acrobot_swingup",
         "pendubot_swingup",
+        "feedforward",
     }
     assert CONTROLLERS["lqr"].task_names() == ("balance",)
     assert CONTROLLERS["energy_swingup"].task_names() == ("swingup",)
@@ -82,7 +83,8 @@ def test_controllers_map_names_to_classes_and_tasks():
         "acrobot_swingup",
         "pendubot_swingup",
     }
-    assert CONTROLLERS["impedance"].task_names() == ("reach",)
+    assert CONTROLLERS["impedance"].task_names() == ("reach", "track")
+    assert set(controllers_for("track")) == {"computed_torque", "impedance", "feedforward"}
     assert set(controllers_for("reach")) == {"computed_torque", "pd_gravity", "impedance"}
     assert set(controllers_for("balance")) == {"lqr", "computed_torque", "pd_gravity"}
 
@@ -457,7 +459,7 @@ def test_impedance_reach(reach_env):
 
 
 def test_impedance_does_not_apply_to_balance():
-    with pytest.raises(ValueError, match=r"applies to task\(s\) \['reach'\]"):
+    with pytest.raises(ValueError, match=r"applies to task\(s\) \['reach', 'track'\]"):
         ImpedanceController.from_env(tg.TwoLinkVectorEnv(1, task="balance"))
 
 

@@ -520,7 +520,7 @@ def test_speeds_are_clipped_to_max_speed():
     [
         (
             {"task": "swim"},
-            r"unknown task 'swim'; valid tasks are \['balance', 'reach', 'swingup'\]",
+            r"unknown task 'swim'; valid tasks are \['balance', 'reach', 'swingup', 'track'\]",
         ),
         ({"params": {"m1": -1.0}}, r"ArmParams\.m1 must be > 0"),
         ({"params": {"mass": 1.0}}, r"unknown ArmParams field.*'mass'.*'m1'"),

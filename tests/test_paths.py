@@ -260,7 +260,7 @@ def test_sampled_paths_are_inside_the_annulus_and_reproducible(params):
         check_in_workspace(path, params, margin=0.05, samples=4001)
         assert 0.1 - 1e-9 <= np.hypot(*path.velocity(path.sample_times(256)).T).mean()
     kinds = {type(p).__name__ for p in paths}
-    assert kinds == {"Circle", "Lissajous"}
+    assert {"Circle", "Lissajous"} <= kinds <= {"Circle", "Lissajous", "LoopingPath"}
     assert any(isinstance(p, Lissajous) and (p.fx, p.fy) == (1, 2) for p in paths)
     again = np.random.default_rng(7)
     assert [sample_path(again, params, margin=0.05) for _ in range(30)] == paths
@@ -274,7 +274,12 @@ def test_sample_path_draws_only_the_requested_families_and_speeds():
     assert {c.direction for c in circles} == {-1, 1}
     with pytest.raises(ValueError, match=r"families: unknown \['spiral'\]; allowed names are"):
         sample_path(rng, LOOPING_ARM, ["circle", "spiral"])
-    assert set(FAMILIES) == {"circle", "figure_eight", "lissajous"}
+    assert set(FAMILIES) == {"circle", "figure_eight", "lissajous", "looping"}
+    loops = [sample_path(rng, LOOPING_ARM, ["looping"], speed=(0.2, 0.3)) for _ in range(5)]
+    for path in loops:
+        assert isinstance(path, LoopingPath)
+        speed = np.hypot(*path.velocity(path.sample_times(8192)).T).mean()
+        assert 0.2 - 1e-3 <= speed <= 0.3 + 1e-3
 
 
 # -- joint reference -----------------------------------------------------------------

@@ -294,7 +294,9 @@ def test_make_accepts_armparams_and_dict_alike():
 
 
 def test_make_rejects_an_unknown_task_listing_the_valid_ones():
-    with pytest.raises(ValueError, match=r"unknown task 'swim'.*\['balance', 'reach', 'swingup'\]"):
+    with pytest.raises(
+        ValueError, match=r"unknown task 'swim'.*\['balance', 'reach', 'swingup', 'track'\]"
+    ):
         gym.make("TwoLink-v0", task="swim")
 
 

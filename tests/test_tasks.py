@@ -413,7 +413,8 @@ def test_balance_initial_states_are_near_upright():
 
 
 def test_task_names_map_to_classes_once():
-    assert set(twolink_gym.TASKS) == {"reach", "balance", "swingup"}
+    assert set(twolink_gym.TASKS) == {"reach", "balance", "swingup", "track"}
+    assert isinstance(twolink_gym.make_task("track"), twolink_gym.TrackTask)
     assert isinstance(twolink_gym.make_task("swingup"), twolink_gym.SwingupTask)
     assert isinstance(twolink_gym.make_task("reach"), twolink_gym.ReachTask)
     assert isinstance(twolink_gym.make_task("balance"), twolink_gym.BalanceTask)

@@ -366,7 +366,7 @@ def test_bad_num_envs(num_envs):
         ({"autoreset_mode": "Sometimes"}, "autoreset_mode"),
         ({"autoreset_mode": "Disabled"}, "autoreset_mode|not supported"),
         ({"render_mode": "human"}, "render_mode"),
-        ({"task": "swim"}, r"valid tasks are \['balance', 'reach', 'swingup'\]"),
+        ({"task": "swim"}, r"valid tasks are \['balance', 'reach', 'swingup', 'track'\]"),
         ({"dt": -1.0}, "dt"),
         ({"substeps": 0}, "substeps"),
         ({"max_torque": -5.0}, "max_torque"),

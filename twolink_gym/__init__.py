@@ -48,12 +48,13 @@ from twolink_gym.tasks import (
     ReachTask,
     SwingupTask,
     Task,
+    TrackTask,
     make_task,
     task_kernel,
 )
 from twolink_gym.vector_env import TwoLinkVectorEnv
 
-__version__ = "0.5.0"
+__version__ = "0.6.0"
 
 register_envs()
 
@@ -66,6 +67,7 @@ __all__ = [
     "ReachTask",
     "SwingupTask",
     "Task",
+    "TrackTask",
     "TwoLinkEnv",
     "TwoLinkVectorEnv",
     "__version__",
