@@ -198,6 +198,22 @@ def test_replay_by_goal_vector_reproduces_an_episode():
     np.testing.assert_array_equal(np.array(first), np.array(second))
 
 
+def test_raw_goals_are_checked_against_the_arm():
+    env = TwoLinkEnv(task="track")
+    env.reset(seed=0)
+    goal = env.goal
+    short = TwoLinkEnv(task="track", params={"l1": 0.5, "l2": 0.5})
+    far = TrackTask().tabulate(Circle(centre=(1.2, 0.0), radius=0.3))
+    with pytest.raises(ValueError, match=r"options\['goal'\]: the reference leaves the workspace"):
+        short.reset(options={"goal": far})
+    with pytest.raises(ValueError, match=r"not a reference table of this track task"):
+        TwoLinkEnv(task="track", task_options={"seconds": 5.0}).reset(options={"goal": goal[:3317]})
+    bad = goal.copy()
+    bad[0] = 0.02
+    with pytest.raises(ValueError, match=r"not a reference table"):
+        env.reset(options={"goal": bad})
+
+
 def test_sampled_path_replay_holds_its_last_point():
     t = np.linspace(0.0, 2.0, 41)
     points = np.stack([0.8 + 0.1 * t, 0.2 * np.ones_like(t)], 1)

@@ -407,6 +407,33 @@ class TrackTask(Task):
         )
         return state, goal
 
+    def validate_goal(self, params: ArmParams, goal: Array) -> None:
+        """Reject goals ``(n, goal_size)`` that are not track tables or leave the workspace.
+
+        Raises
+        ------
+        ValueError
+            If the header is not this task's (spacing, rows), or a reference
+            point lies outside ``[|l1 - l2|, l1 + l2]`` from the base.
+        """
+        for row in np.asarray(goal, dtype=np.float64).reshape(-1, self.goal_size):
+            if row[_H] != TABLE_DT or row[_ROWS] != self.table_rows:
+                raise ValueError(
+                    f"options['goal'] is not a reference table of this track task (spacing "
+                    f"{row[_H]!r} s and {row[_ROWS]!r} rows, expected {TABLE_DT} s and "
+                    f"{self.table_rows}): pass a goal as env.goal returns it"
+                )
+            points = self.reference_rows(row)[:, :2]
+            r = np.hypot(points[:, 0], points[:, 1])
+            bad = (r > params.reach + 1e-9) | (r < params.inner_radius - 1e-9)
+            if bad.any():
+                k = int(np.argmax(bad))
+                raise ValueError(
+                    f"options['goal']: the reference leaves the workspace at t = "
+                    f"{k * TABLE_DT:.6g} s (distance {r[k]:.6g} m from the base; it must "
+                    f"lie in [{params.inner_radius}, {params.reach}] m)"
+                )
+
     def goals_from_option(self, value: Any, n: int, params: Sequence[ArmParams]) -> Array:
         """Goals ``(n, goal_size)`` of ``n`` episodes that all follow the path ``value``.
 
