@@ -24,6 +24,7 @@ SHIPPED = {
     "swingup_ppo": ("swingup", "ppo", 0.90),
     "swingup_sac": ("swingup", "sac", 0.90),
     "swingup_pendubot_sac": ("swingup_pendubot", "sac", 0.80),
+    "track_ppo": ("track", "ppo", 0.80),
 }
 # the config of each agent's env (task and actuation)
 CONFIGS = {
@@ -31,6 +32,7 @@ CONFIGS = {
     "reach": "configs/reach_ppo.yaml",
     "swingup": "configs/swingup_ppo.yaml",
     "swingup_pendubot": "configs/swingup_pendubot_sac.yaml",
+    "track": "configs/track_ppo.yaml",
 }
 # episodes neither the training runs (seed + 10_000 ...) nor the README's fixed set
 # (1_000_000 ...) used
@@ -43,7 +45,7 @@ def test_every_agent_is_shipped_and_small():
         folder = pretrained.pretrained_dir(name)
         size = sum(p.stat().st_size for p in folder.iterdir())
         # SB3 saves a SAC policy with its two critics and their targets (swingup_sac and
-        # swingup_pendubot_sac, net [256, 256]: 1.4 MB); every other agent is below 0.6 MB
+        # swingup_pendubot_sac, net [256, 256]: 1.4 MB); every other agent is at most 0.6 MB
         assert size < 1_500_000, f"{name} is {size} bytes"
         assert (folder / "config.yaml").is_file()
 

@@ -86,9 +86,10 @@ _TOLERANCE_OPTION = {
 }
 #: The unit of each task's distance (for tables and plots).
 DISTANCE_UNIT = {"reach": "m", "balance": "rad", "swingup": "rad", "track": "m"}
-#: Goals longer than this are not written to ``episodes.csv`` (a track episode's
-#: reference table; every goal is in ``episode_set.npz``).
-CSV_GOAL_SIZE = 4
+#: Goals longer than this (a track episode's reference table, 6317 numbers) are not
+#: written to ``episodes.csv`` and ``episode_set.npz``; the set's seed is, and
+#: :func:`draw_episodes` draws the same episodes again from it.
+SMALL_GOAL_SIZE = 4
 
 METRICS = (
     "success",
@@ -366,7 +367,7 @@ def write_rollouts(
     metrics = r.metrics()
     with (folder / "episodes.csv").open("w", newline="") as fh:
         writer = csv.writer(fh)
-        goal_size = episodes.goals.shape[1] if episodes.goals.shape[1] <= CSV_GOAL_SIZE else 0
+        goal_size = episodes.goals.shape[1] if episodes.goals.shape[1] <= SMALL_GOAL_SIZE else 0
         goal_cols = [f"goal_{j}" for j in range(goal_size)]
         writer.writerow(["episode", "q1", "q2", "dq1", "dq2", *goal_cols, *metrics])
         for i in range(len(episodes)):
@@ -416,7 +417,9 @@ def evaluate_policies(
     cfg : RunConfig
         Its ``env`` and ``evaluate`` sections fix the environment and episodes.
     out_dir : path, optional
-        Where to write per-policy results, ``episode_set.npz`` and ``summary.json``.
+        Where to write per-policy results, ``episode_set.npz`` (initial states,
+        the seed, and goals of at most :data:`SMALL_GOAL_SIZE` entries) and
+        ``summary.json``.
     episodes, seed : int, optional
         Override ``cfg.evaluate.episodes`` / ``cfg.evaluate.seed``.
     trajectories : bool
@@ -433,7 +436,10 @@ def evaluate_policies(
     if out_dir is not None:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        np.savez(out / "episode_set.npz", states=episode_set.states, goals=episode_set.goals)
+        arrays = {"states": episode_set.states, "seed": np.int64(episode_set.seed)}
+        if episode_set.goals.shape[1] <= SMALL_GOAL_SIZE:
+            arrays["goals"] = episode_set.goals
+        np.savez(out / "episode_set.npz", **arrays)
         for r in results:
             write_rollouts(r, episode_set, out, trajectories=trajectories)
         summary = {
