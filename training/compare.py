@@ -14,7 +14,7 @@ Writes, into the output folder::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,56 @@ __all__ = [
 _LINEAR_DISTANCE = frozenset({"swingup"})
 
 
+#: A table column: its header, and the cell it shows of a policy's :func:`summarize` dict.
+Column = tuple[str, Callable[[dict[str, Any]], str]]
+
+
+def _percent(key: str) -> Callable[[dict[str, Any]], str]:
+    return lambda s: f"{100 * s[key]:.0f}%"
+
+
+def _value(key: str, spec: str) -> Callable[[dict[str, Any]], str]:
+    return lambda s: format_value(s[key], spec)
+
+
+def _pair(first: str, second: str, spec: str, sep: str) -> Callable[[dict[str, Any]], str]:
+    return lambda s: f"{format_value(s[first], spec)}{sep}{format_value(s[second], spec)}"
+
+
+_POLICY: Column = ("policy", lambda s: str(s["policy"]))
+_SUCCESS: Column = ("success", _percent("success_rate"))
+_RETURN: Column = ("return (mean ± std)", _pair("return_mean", "return_std", ".1f", " ± "))
+_EFFORT: Column = ("effort ∫τ²dt [N²m²s]", _value("effort_mean", ".0f"))
+#: The track task's error columns: over the episode, what its success measures.
+_TRACKING: tuple[Column, ...] = (
+    ("RMS error median / p90 [m]", _pair("rms_distance_median", "rms_distance_p90", ".3g", " / ")),
+    ("max error median [m]", _value("max_distance_median", ".3g")),
+)
+_FIELD_METRICS: tuple[Column, ...] = (
+    _POLICY,
+    _SUCCESS,
+    ("arrived", _percent("arrived_fraction")),
+    ("arrival time median [s]", _value("arrival_time_median", ".2f")),
+    ("peak torque max [N·m]", _value("peak_torque_max", ".3g")),
+    ("∫Σ\\|τ\\|dt mean [N·m·s]", _value("torque_integral_mean", ".3g")),
+    ("∫τ²dt mean [N²m²s]", _value("effort_mean", ".3g")),
+    ("work ∫\\|τ·dq\\|dt mean [J]", _value("work_mean", ".3g")),
+    ("smoothness std(Δτ) mean [N·m]", _value("smoothness_mean", ".3g")),
+)
+
+
+def _table(results: Sequence[Rollouts], columns: Sequence[Column]) -> str:
+    """A markdown table of ``columns`` (the first left-aligned), one row per policy."""
+    lines = [
+        "| " + " | ".join(header for header, _ in columns) + " |",
+        "|---|" + "---:|" * (len(columns) - 1),
+    ]
+    for r in results:
+        s = summarize(r)
+        lines.append("| " + " | ".join(cell(s) for _, cell in columns) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def markdown_table(results: Sequence[Rollouts], task: str) -> str:
     """The comparison table, one row per policy.
 
@@ -55,68 +105,23 @@ def markdown_table(results: Sequence[Rollouts], task: str) -> str:
     success measures) replaces the final distance and the settling columns.
     """
     if task == "track":
-        return _tracking_table(results)
-    unit = DISTANCE_UNIT.get(task, "")
-    header = (
-        "| policy | success | return (mean ± std) | final distance median / p90 "
-        f"[{unit}] | settled | settle time median [s] | effort ∫τ²dt [N²m²s] |"
-    )
-    lines = [header, "|---|---:|---:|---:|---:|---:|---:|"]
-    for r in results:
-        s = summarize(r)
-        lines.append(
-            f"| {s['policy']} | {100 * s['success_rate']:.0f}% "
-            f"| {format_value(s['return_mean'], '.1f')} ± {format_value(s['return_std'], '.1f')} "
-            f"| {format_value(s['final_distance_median'], '.3g')} / "
-            f"{format_value(s['final_distance_p90'], '.3g')} "
-            f"| {100 * s['settled_fraction']:.0f}% "
-            f"| {format_value(s['settle_time_median'], '.2f')} "
-            f"| {format_value(s['effort_mean'], '.0f')} |"
+        middle = _TRACKING
+    else:
+        unit = DISTANCE_UNIT.get(task, "")
+        middle = (
+            (
+                f"final distance median / p90 [{unit}]",
+                _pair("final_distance_median", "final_distance_p90", ".3g", " / "),
+            ),
+            ("settled", _percent("settled_fraction")),
+            ("settle time median [s]", _value("settle_time_median", ".2f")),
         )
-    return "\n".join(lines) + "\n"
-
-
-def _tracking_table(results: Sequence[Rollouts]) -> str:
-    """The track task's comparison table: success, return, RMS and largest error, effort."""
-    header = (
-        "| policy | success | return (mean ± std) | RMS error median / p90 [m] "
-        "| max error median [m] | effort ∫τ²dt [N²m²s] |"
-    )
-    lines = [header, "|---|---:|---:|---:|---:|---:|"]
-    for r in results:
-        s = summarize(r)
-        lines.append(
-            f"| {s['policy']} | {100 * s['success_rate']:.0f}% "
-            f"| {format_value(s['return_mean'], '.1f')} ± {format_value(s['return_std'], '.1f')} "
-            f"| {format_value(s['rms_distance_median'], '.3g')} / "
-            f"{format_value(s['rms_distance_p90'], '.3g')} "
-            f"| {format_value(s['max_distance_median'], '.3g')} "
-            f"| {format_value(s['effort_mean'], '.0f')} |"
-        )
-    return "\n".join(lines) + "\n"
+    return _table(results, (_POLICY, _SUCCESS, _RETURN, *middle, _EFFORT))
 
 
 def field_metrics_table(results: Sequence[Rollouts]) -> str:
     """The field's criteria (RealAIGym's), one row per policy (means over episodes)."""
-    header = (
-        "| policy | success | arrived | arrival time median [s] | peak torque max [N·m] "
-        "| ∫Σ\\|τ\\|dt mean [N·m·s] | ∫τ²dt mean [N²m²s] | work ∫\\|τ·dq\\|dt mean [J] "
-        "| smoothness std(Δτ) mean [N·m] |"
-    )
-    lines = [header, "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for r in results:
-        s = summarize(r)
-        lines.append(
-            f"| {s['policy']} | {100 * s['success_rate']:.0f}% "
-            f"| {100 * s['arrived_fraction']:.0f}% "
-            f"| {format_value(s['arrival_time_median'], '.2f')} "
-            f"| {format_value(s['peak_torque_max'], '.3g')} "
-            f"| {format_value(s['torque_integral_mean'], '.3g')} "
-            f"| {format_value(s['effort_mean'], '.3g')} "
-            f"| {format_value(s['work_mean'], '.3g')} "
-            f"| {format_value(s['smoothness_mean'], '.3g')} |"
-        )
-    return "\n".join(lines) + "\n"
+    return _table(results, _FIELD_METRICS)
 
 
 def _load_curve(run_dir: Path) -> dict[str, Any] | None:

@@ -158,14 +158,13 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         self._arm = self.sim.arms(None, 1)
         self._state = np.zeros((1, 4))
         self._goal = np.zeros((1, self.sim.task.goal_size))
-        self._elapsed = np.zeros(1, dtype=np.int64)  # the kernel's step count (= _steps)
+        self._elapsed = np.zeros(1, dtype=np.int64)  # steps into the episode (the kernel's count)
         self._last_action = np.zeros((1, 2))
         self._buffers = self.sim.buffers(1)
         self._episode_params = self.sim.params
         model = self.sim.actuator_model
         self._actuator = None if model is None else model.new_state(1)
         self._bind_kernel()
-        self._steps = 0
         self._last_reward = 0.0
         self._renderer: Any = None
         # valid right after __init__: an episode drawn from an unseeded generator
@@ -211,6 +210,11 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         return self._goal[0].copy()
 
     @property
+    def _time(self) -> float:
+        """Time since the episode started [s]."""
+        return int(self._elapsed[0]) * self.sim.dt
+
+    @property
     def default_max_episode_steps(self) -> int:
         """The task's episode length in control steps."""
         return self.sim.max_episode_steps
@@ -253,7 +257,6 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         self._state[:] = state
         self._goal[:] = goal
         self._last_action[:] = 0.0
-        self._steps = 0
         self._elapsed[0] = 0
         self._last_reward = 0.0
         self.sim.observe_into(self._arm, self._state, self._goal, self._buffers)
@@ -286,8 +289,7 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
             assert model is not None
             self._last_action[:] = model.apply(self._last_action, self._actuator, [self.np_random])
         self._step(*self._step_args)
-        self._steps += 1
-        self._elapsed[0] = self._steps
+        self._elapsed[0] += 1
         row = self._buffers.out[0].tolist()
         self._last_reward = reward = row[0]
         if self.render_mode == "human":
@@ -312,7 +314,7 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
             "tip": np.array((tip_x, tip_y)),
             "distance": distance,
             "is_success": success != 0.0,
-            "time": self._steps * self.sim.dt,
+            "time": self._time,
         }
         if self.sim.task.goal_size:
             for key, value in self.sim.task.goal_info(self._goal, self._buffers.extras).items():
@@ -348,7 +350,7 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         return self._renderer.draw(
             self._state[0],
             self._goal[0],
-            time=self._steps * self.sim.dt,
+            time=self._time,
             reward=self._last_reward,
             torque=self.sim.torque(self._last_action)[0],
         )

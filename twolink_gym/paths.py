@@ -43,6 +43,7 @@ from twolink_gym.params import ArmParams
 
 __all__ = [
     "FAMILIES",
+    "MIN_ABS_SIN_Q2",
     "PATH_NAMES",
     "Circle",
     "Lissajous",
@@ -53,11 +54,18 @@ __all__ = [
     "figure_eight",
     "joint_rates",
     "joint_reference",
+    "joint_states_on_branch",
     "make_path",
     "sample_path",
 ]
 
 Array = NDArray[np.float64]
+
+#: Smallest ``|sin q2|`` at which joint rates are computed from tip rates (the
+#: Jacobian's determinant is ``l1 l2 sin q2``): nearer the stretched or folded
+#: arm, :func:`joint_reference` refuses a path and :func:`joint_states_on_branch`
+#: gives zero rates.
+MIN_ABS_SIN_Q2 = 1e-3
 
 
 # -- validation helpers --------------------------------------------------------------
@@ -763,7 +771,7 @@ def joint_reference(
     q0: ArrayLike | None = None,
     *,
     elbow: ElbowBranch | None = None,
-    min_abs_sin_q2: float = 1e-3,
+    min_abs_sin_q2: float = MIN_ABS_SIN_Q2,
 ) -> tuple[Array, Array, Array]:
     """Joint angles, velocities and accelerations that make the tip follow ``path``.
 
@@ -846,6 +854,50 @@ def joint_reference(
     if start is not None:
         q[:, 0] += 2.0 * np.pi * np.round((start[0] - q[0, 0]) / (2.0 * np.pi))
     dq, ddq = joint_rates(params, q, v, a)
+    return q, dq, ddq
+
+
+def joint_states_on_branch(
+    params: ArmParams,
+    position: ArrayLike,
+    velocity: ArrayLike,
+    acceleration: ArrayLike,
+    down: ArrayLike,
+) -> tuple[Array, Array, Array]:
+    """Joint angles and rates that put the tip at points moving as given, on chosen elbow branches.
+
+    Pointwise (no path, no continuity): inverse kinematics of each point on its
+    branch (a point outside the workspace is projected onto it), then
+    :func:`joint_rates`, with zero rates where ``|sin q2| <`` :data:`MIN_ABS_SIN_Q2`.
+    The track task's episode start and the tracking controllers' joint
+    reference.
+
+    Parameters
+    ----------
+    params : ArmParams
+    position, velocity, acceleration : array_like, shape (n, 2)
+        Tip position [m], velocity [m/s] and acceleration [m/s²].
+    down : array_like of bool, shape (n,)
+        True: the elbow-down branch (``q2 >= 0``); False: elbow up (``q2 <= 0``).
+
+    Returns
+    -------
+    q, dq, ddq : ndarray, shape (n, 2)
+        [rad], [rad/s], [rad/s²].
+    """
+    p = np.asarray(position, dtype=np.float64)
+    v = np.asarray(velocity, dtype=np.float64)
+    a = np.asarray(acceleration, dtype=np.float64)
+    q = np.where(
+        np.asarray(down, dtype=bool)[:, None],
+        inverse_kinematics(params, p, "down", clip=True),
+        inverse_kinematics(params, p, "up", clip=True),
+    )
+    dq = np.zeros_like(q)
+    ddq = np.zeros_like(q)
+    ok = np.abs(np.sin(q[:, 1])) >= MIN_ABS_SIN_Q2
+    if ok.any():
+        dq[ok], ddq[ok] = joint_rates(params, q[ok], v[ok], a[ok])
     return q, dq, ddq
 
 

@@ -458,8 +458,7 @@ class Simulation:
         n = x.shape[0]
         g = np.array(goal, dtype=np.float64).reshape(n, self.task.goal_size)
         buffers = self.buffers(n)
-        counts = None if steps is None else np.asarray(steps, dtype=np.int64)
-        self.observe_into(self.arms(None, n), x, g, buffers, counts)
+        self.observe_into(self.arms(None, n), x, g, buffers, steps)
         return buffers.obs
 
     def observe_into(
@@ -468,7 +467,7 @@ class Simulation:
         state: Array,
         goal: Array,
         buffers: StepBuffers,
-        steps: NDArray[np.int64] | None = None,
+        steps: ArrayLike | None = None,
     ) -> None:
         """Outcome and observation of every arm in ``state`` (zero action), into ``buffers``.
 
@@ -548,8 +547,11 @@ class Simulation:
         return states, goals
 
 
-def _step_counts(steps: NDArray[np.int64] | None, n: int) -> NDArray[np.int64]:
-    """``steps`` as the kernel's C-contiguous int64 ``(n,)`` array (``None``: zeros)."""
+def _step_counts(steps: ArrayLike | None, n: int) -> NDArray[np.int64]:
+    """``steps`` (a count or ``(n,)`` counts) as the kernel's C-contiguous int64 ``(n,)`` array.
+
+    ``None``: zeros (episode starts).
+    """
     if steps is None:
         return np.zeros(n, dtype=np.int64)
     return np.ascontiguousarray(np.broadcast_to(steps, (n,)), dtype=np.int64)

@@ -370,28 +370,14 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
     def _step_kernel(self) -> None:
         """Step every copy with the compiled kernel (state and buffers in place)."""
         threads = self.num_threads
+        arrays = (self._arms, self._state, self._goal, self._last_action, self._buffers)
         if threads == 1:
-            self.sim.step(
-                self._arms,
-                self._state,
-                self._goal,
-                self._last_action,
-                self._buffers,
-                steps=self._elapsed,
-            )
+            self.sim.step(*arrays, steps=self._elapsed)
             return
         previous = _jit.get_num_threads()
         _jit.set_num_threads(threads)
         try:
-            self.sim.step(
-                self._arms,
-                self._state,
-                self._goal,
-                self._last_action,
-                self._buffers,
-                parallel=True,
-                steps=self._elapsed,
-            )
+            self.sim.step(*arrays, parallel=True, steps=self._elapsed)
         finally:
             _jit.set_num_threads(previous)
 

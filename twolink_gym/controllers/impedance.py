@@ -51,6 +51,7 @@ from twolink_gym.controllers.base import Array, Controller, gain_vector
 from twolink_gym.dynamics import gravity_torque, inverse_dynamics
 from twolink_gym.kinematics import jacobian, jacobian_derivative
 from twolink_gym.params import ArmParams
+from twolink_gym.paths import MIN_ABS_SIN_Q2
 from twolink_gym.simulation import DecodedObservation
 from twolink_gym.tasks import ReachTask, Task, TrackTask
 
@@ -123,6 +124,6 @@ class ImpedanceController(Controller):
             "nij,nj->ni", jacobian_derivative(self.params, q, dq), dq
         )
         ddq = np.zeros_like(q)
-        ok = np.abs(np.sin(q[:, 1])) >= 1e-3
+        ok = np.abs(np.sin(q[:, 1])) >= MIN_ABS_SIN_Q2
         ddq[ok] = np.linalg.solve(jac[ok], rhs[ok][..., None])[..., 0]
         return tau + inverse_dynamics(self.params, q, dq, ddq), None

@@ -4,7 +4,8 @@ A tracking controller sees the reference's position ``r``, velocity ``ṙ`` and
 acceleration ``r̈`` in the observation (:class:`~twolink_gym.tasks.TrackTask`'s
 extras) and turns them into a joint reference by inverse kinematics on one
 elbow branch: ``q_ref = IK(r)``, ``q̇_ref = J⁻¹ ṙ``, ``q̈_ref = J⁻¹ (r̈ - J̇ q̇_ref)``
-(:func:`~twolink_gym.paths.joint_rates`, the function
+(:func:`~twolink_gym.paths.joint_states_on_branch`, over
+:func:`~twolink_gym.paths.joint_rates`, the function
 :func:`~twolink_gym.paths.joint_reference` uses). The branch is chosen at an
 episode's first observation, the one the arm is on (the sign of ``q2``; the
 episodes start on the path), and kept for the episode: it is the controller's
@@ -29,9 +30,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from twolink_gym.controllers.base import Array, Controller
 from twolink_gym.dynamics import inverse_dynamics
-from twolink_gym.kinematics import inverse_kinematics
 from twolink_gym.params import ArmParams
-from twolink_gym.paths import joint_rates
+from twolink_gym.paths import joint_states_on_branch
 from twolink_gym.simulation import DecodedObservation
 from twolink_gym.tasks import Task, TrackTask
 
@@ -39,9 +39,6 @@ __all__ = ["FeedForwardController", "TrackReference", "track_reference"]
 
 #: Columns of the reference in the track task's extras: position, velocity, acceleration.
 _REFERENCE = slice(0, 6)
-#: Smallest |sin q2| at which the joint reference is computed (the Jacobian's determinant
-#: is ``l1 l2 sin q2``); nearer the singularity the joint rates are set to 0.
-_MIN_ABS_SIN_Q2 = 1e-3
 
 
 class TrackReference:
@@ -97,22 +94,13 @@ def track_reference(
     Returns
     -------
     q_ref, dq_ref, ddq_ref : ndarray, shape (n, 2)
-        [rad], [rad/s], [rad/s²]; the rates are 0 where ``|sin q2| < 1e-3``.
-        A reference outside the model's workspace is projected onto it.
+        [rad], [rad/s], [rad/s²] (:func:`~twolink_gym.paths.joint_states_on_branch`:
+        the rates are 0 where ``|sin q2| < 1e-3``, a reference outside the
+        model's workspace is projected onto it).
     """
     ref = np.asarray(extras, dtype=np.float64)[:, _REFERENCE]
     down = np.asarray(branch)[:, 0] > 0.0
-    q = np.where(
-        down[:, None],
-        inverse_kinematics(model, ref[:, 0:2], "down", clip=True),
-        inverse_kinematics(model, ref[:, 0:2], "up", clip=True),
-    )
-    dq = np.zeros_like(q)
-    ddq = np.zeros_like(q)
-    ok = np.abs(np.sin(q[:, 1])) >= _MIN_ABS_SIN_Q2
-    if ok.any():
-        dq[ok], ddq[ok] = joint_rates(model, q[ok], ref[ok, 2:4], ref[ok, 4:6])
-    return q, dq, ddq
+    return joint_states_on_branch(model, ref[:, 0:2], ref[:, 2:4], ref[:, 4:6], down)
 
 
 class FeedForwardController(Controller):

@@ -31,14 +31,14 @@ from typing import Any, ClassVar
 import numpy as np
 
 from twolink_gym._jit import kernel
-from twolink_gym.kinematics import ElbowBranch, inverse_kinematics, tip_from_trig
+from twolink_gym.kinematics import tip_from_trig
 from twolink_gym.params import ArmParams
 from twolink_gym.paths import (
     FAMILIES,
     SampledPath,
     TipPath,
     check_in_workspace,
-    joint_rates,
+    joint_states_on_branch,
     make_path,
     sample_path,
 )
@@ -75,16 +75,26 @@ _NEAR, _COARSE, _CTRL, _RMS, _MAX = range(5)
 
 
 @kernel(inline=True)
-def _row_and_fraction(goal: Array, t: float) -> tuple[int, float]:
-    """The table row before time ``t`` and the fraction of the way to the next one."""
+def _interpolation(goal: Array, t: float) -> tuple[int, float]:
+    """Where time ``t`` falls in the table: the index of its row before ``t`` and the fraction on.
+
+    Returns ``(base, f)``: the goal index of that row's first entry, and the
+    fraction ``f`` in ``[0, 1]`` of the way to the next row (clamped at both ends).
+    """
     rows = int(goal[_ROWS])
     k = t / goal[_H]
     if k <= 0.0:
-        return 0, 0.0
+        return HEADER_SIZE, 0.0
     i = int(k)
     if i >= rows - 1:
-        return rows - 2, 1.0
-    return i, k - i
+        return HEADER_SIZE + ROW_SIZE * (rows - 2), 1.0
+    return HEADER_SIZE + ROW_SIZE * i, k - i
+
+
+@kernel(inline=True)
+def _interpolated(goal: Array, base: int, f: float, j: int) -> float:
+    """Column ``j`` of the table, interpolated linearly at ``(base, f)`` (:func:`_interpolation`)."""
+    return (1.0 - f) * goal[base + j] + f * goal[base + ROW_SIZE + j]
 
 
 @kernel()
@@ -100,22 +110,16 @@ def reference_at(goal: Array, t: float, out: Array) -> None:
     out : ndarray, shape (>= 6,)
         Position [m], velocity [m/s], acceleration [m/s²].
     """
-    i, f = _row_and_fraction(goal, t)
-    base = HEADER_SIZE + ROW_SIZE * i
+    base, f = _interpolation(goal, t)
     for j in range(ROW_SIZE):
-        out[j] = (1.0 - f) * goal[base + j] + f * goal[base + ROW_SIZE + j]
+        out[j] = _interpolated(goal, base, f, j)
 
 
 @kernel()
 def reference_position(goal: Array, t: float) -> tuple[float, float]:
     """The reference position ``(x, y)`` [m] at time ``t`` [s] (see :func:`reference_at`)."""
-    i, f = _row_and_fraction(goal, t)
-    base = HEADER_SIZE + ROW_SIZE * i
-    nxt = base + ROW_SIZE
-    return (
-        (1.0 - f) * goal[base] + f * goal[nxt],
-        (1.0 - f) * goal[base + 1] + f * goal[nxt + 1],
-    )
+    base, f = _interpolation(goal, t)
+    return _interpolated(goal, base, f, 0), _interpolated(goal, base, f, 1)
 
 
 @task_kernel
@@ -389,21 +393,19 @@ class TrackTask(Task):
         """A reference (drawn, or ``goal``) and a start on it: the path first, then the state.
 
         The start: the inverse kinematics of ``r(0)`` on an elbow branch drawn
-        with equal odds, the joint velocities ``J⁻¹ ṙ(0)`` (0 within 1e-3 of
-        ``sin q2 = 0``), then the uniform perturbation.
+        with equal odds, the joint velocities ``J⁻¹ ṙ(0)``
+        (:func:`~twolink_gym.paths.joint_states_on_branch`), then the uniform
+        perturbation.
         """
         if goal is None:
             goal = self.sample_goal(rng, params)
         else:
             goal = np.array(goal, dtype=np.float64)
-        row = self.reference_rows(goal)[0]
-        branch: ElbowBranch = "up" if rng.uniform() < 0.5 else "down"
-        q = inverse_kinematics(params, row[:2], branch, clip=True)
-        dq = np.zeros(2)
-        if abs(math.sin(q[1])) > 1e-3:
-            dq = joint_rates(params, q, row[2:4], row[4:6])[0]
+        row = self.reference_rows(goal)[:1]
+        down = np.array([rng.uniform() >= 0.5])  # elbow down with odds 1/2
+        q, dq, _ = joint_states_on_branch(params, row[:, 0:2], row[:, 2:4], row[:, 4:6], down)
         state = perturbed_state(
-            rng, np.concatenate([q, dq]), self.init_angle_noise, self.init_speed_noise
+            rng, np.concatenate([q[0], dq[0]]), self.init_angle_noise, self.init_speed_noise
         )
         return state, goal
 
