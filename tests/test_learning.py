@@ -16,8 +16,14 @@ from twolink_gym.training.evaluate import draw_episodes, run_policy
 from twolink_gym.training.export import export_agent
 from twolink_gym.training.goal_env import GoalObservationVecEnv
 from twolink_gym.training.policies import load_policy
-from twolink_gym.training.stats import seed_statistics
-from twolink_gym.training.sweep import format_sweep_table, parse_seeds, seed_config, sweep
+from twolink_gym.training.stats import seed_difference, seed_statistics
+from twolink_gym.training.sweep import (
+    combine_sweeps,
+    format_sweep_table,
+    parse_seeds,
+    seed_config,
+    sweep,
+)
 
 from twolink_gym.env import TwoLinkEnv
 
@@ -88,6 +94,91 @@ def test_seed_statistics_degenerate_samples():
 def test_seed_statistics_rejects_bad_input(seeds, values, kwargs, match):
     with pytest.raises(ValueError, match=match):
         seed_statistics(seeds, values, **kwargs)
+
+
+def test_seed_difference_against_direct_computation():
+    tuned, hand = [1.0, 0.9, 0.95, 0.97], [0.96, 0.81, 0.95, 0.74, 0.94]
+    d = seed_difference(tuned, hand)
+    assert d.difference == pytest.approx(np.mean(tuned) - np.mean(hand))
+    # probability of improvement by counting every (tuned, hand) pair, ties counting half
+    pairs = [(x > y) + 0.5 * (x == y) for x in tuned for y in hand]
+    assert d.probability_of_improvement == pytest.approx(np.mean(pairs))
+    assert d.p_value == pytest.approx(
+        scipy_stats.mannwhitneyu(tuned, hand, alternative="two-sided").pvalue
+    )
+    assert d.ci_low <= d.difference <= d.ci_high
+
+
+def test_seed_difference_interval_is_a_two_sample_bootstrap():
+    # the interval of the difference, by resampling each sample on its own by hand
+    rng = np.random.default_rng(3)
+    x, y = rng.uniform(0.6, 1.0, 6), rng.uniform(0.4, 0.9, 5)
+    d = seed_difference(x, y, n_resamples=20_000, random_state=1)
+    draws = np.random.default_rng(11)
+    boot = [draws.choice(x, x.size).mean() - draws.choice(y, y.size).mean() for _ in range(20_000)]
+    low, high = np.percentile(boot, [2.5, 97.5])
+    assert (d.ci_low, d.ci_high) == pytest.approx((low, high), abs=0.01)
+    # a shift of the candidate by c shifts the difference and its interval by c
+    shifted = seed_difference(x + 0.05, y, n_resamples=20_000, random_state=1)
+    assert shifted.difference == pytest.approx(d.difference + 0.05)
+    assert (shifted.ci_low, shifted.ci_high) == pytest.approx((d.ci_low + 0.05, d.ci_high + 0.05))
+
+
+def test_seed_difference_degenerate_and_bad_input():
+    same = seed_difference([0.5, 0.5], [0.5])
+    assert (same.difference, same.ci_low, same.ci_high) == (0.0, 0.0, 0.0)
+    assert (same.probability_of_improvement, same.p_value) == (0.5, 1.0)
+    better = seed_difference([1.0, 1.0, 1.0], [0.0, 0.0])
+    assert better.probability_of_improvement == 1.0
+    assert (better.ci_low, better.ci_high) == (1.0, 1.0)
+    with pytest.raises(ValueError, match="baseline must be a non-empty"):
+        seed_difference([1.0], [])
+    with pytest.raises(ValueError, match="candidate scores must be finite"):
+        seed_difference([math.inf], [1.0])
+    with pytest.raises(ValueError, match="confidence"):
+        seed_difference([1.0], [1.0], confidence=0.0)
+
+
+def _sweep_folder(root, name, values, task="reach", evaluation=None):
+    seeds = list(range(len(values)))
+    summary = {
+        "label": f"sac ({name})",
+        "config": f"{name}.yaml",
+        "task": task,
+        "algo": "sac",
+        "evaluation": evaluation or {"episodes": 100, "seed": 1000000},
+        "success_rate": seed_statistics(seeds, values).to_dict(),
+        "seeds": [
+            {"seed": i, "success_rate": v, "final_distance_median": 0.01, "curve": None}
+            for i, v in zip(seeds, values, strict=True)
+        ],
+    }
+    folder = root / f"{name}_sweep"
+    folder.mkdir()
+    (folder / "sweep.json").write_text(json.dumps(summary))
+    return folder
+
+
+def test_summarize_compares_each_sweep_with_the_baseline(tmp_path):
+    hand = _sweep_folder(tmp_path, "reach_sac", [0.96, 0.81, 0.95, 0.74, 0.94])
+    tuned = _sweep_folder(tmp_path, "reach_sac_tuned", [1.0, 0.99, 1.0, 0.97, 1.0])
+    table = combine_sweeps([tuned], tmp_path / "out", baseline=hand)
+    rows = [line for line in table.splitlines() if line.startswith("| sac (")]
+    # the baseline is added to the table (first), then the comparison row
+    assert rows[0].startswith("| sac (reach_sac) |") and rows[1].startswith(
+        "| sac (reach_sac_tuned) |"
+    )
+    record = json.loads((tmp_path / "out" / "comparison.json").read_text())[0]
+    assert (
+        record["candidate"] == "sac (reach_sac_tuned)" and record["baseline"] == "sac (reach_sac)"
+    )
+    assert record["difference"] == pytest.approx(np.mean([1.0, 0.99, 1.0, 0.97, 1.0]) - 0.88)
+    assert record["probability_of_improvement"] == pytest.approx(1.0)
+    assert "+11.2 pts" in rows[2]  # 99.2 % - 88.0 %
+    # another episode set is refused, naming what differs
+    other = _sweep_folder(tmp_path, "other", [1.0], evaluation={"episodes": 50, "seed": 1})
+    with pytest.raises(ValueError, match="differ in evaluation"):
+        combine_sweeps([other], tmp_path / "out2", baseline=hand)
 
 
 @pytest.mark.parametrize(

@@ -370,8 +370,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
 def cmd_summarize(args: argparse.Namespace) -> int:
     from twolink_gym.training.sweep import combine_sweeps
 
-    print(combine_sweeps(args.sweeps, args.out), end="")
-    print(f"table.md and learning_curves.png in {args.out}/")
+    print(combine_sweeps(args.sweeps, args.out, baseline=args.baseline), end="")
+    extra = ", comparison.md/.json" if args.baseline else ""
+    print(f"table.md, learning_curves.png{extra} in {args.out}/")
     return 0
 
 
@@ -581,6 +582,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("sweeps", nargs="+", help="sweep folders (<output_dir>/<name>_sweep)")
     p.add_argument("--out", required=True, help="output folder")
+    p.add_argument(
+        "--baseline",
+        metavar="SWEEP",
+        help="a sweep folder to compare every other sweep with: difference of the mean "
+        "success rate with its bootstrap interval, probability of improvement, Mann-Whitney p "
+        "(comparison.md)",
+    )
     p.set_defaults(func=cmd_summarize)
 
     p = sub.add_parser(

@@ -43,11 +43,12 @@ from twolink_gym.training.evaluate import (
     format_value,
     summarize,
 )
-from twolink_gym.training.stats import SeedStatistics, seed_statistics
+from twolink_gym.training.stats import SeedStatistics, seed_difference, seed_statistics
 
 __all__ = [
     "SweepResult",
     "combine_sweeps",
+    "compare_to_baseline",
     "format_sweep_table",
     "learning_curve",
     "parse_seeds",
@@ -423,7 +424,71 @@ def plot_seed_curves(
     plt.close(fig)
 
 
-def combine_sweeps(sweep_dirs: Sequence[str | Path], out_dir: str | Path) -> str:
+def _read_sweep(folder: Path) -> dict[str, Any]:
+    path = folder / SWEEP_FILE
+    if not path.exists():
+        raise FileNotFoundError(f"{folder} holds no {SWEEP_FILE} (run `twolink sweep` first)")
+    summary: dict[str, Any] = json.loads(path.read_text())
+    return summary
+
+
+def compare_to_baseline(
+    summaries: Sequence[dict[str, Any]], baseline: dict[str, Any]
+) -> tuple[str, list[dict[str, Any]]]:
+    """Each sweep's success rate against a baseline sweep's, over seeds.
+
+    Parameters
+    ----------
+    summaries : sequence of dict
+        The ``sweep.json`` contents of the candidate sweeps.
+    baseline : dict
+        The ``sweep.json`` contents of the baseline sweep.
+
+    Returns
+    -------
+    table : str
+        A markdown table, one row per candidate: the means, the difference of
+        the means with its 95% bootstrap interval, the probability of
+        improvement and the Mann-Whitney p-value
+        (:func:`~twolink_gym.training.stats.seed_difference`).
+    records : list of dict
+        The same, JSON-friendly.
+
+    Raises
+    ------
+    ValueError
+        If a candidate was evaluated on another task or another episode set
+        (``evaluate.episodes``, ``evaluate.seed``) than the baseline: their
+        success rates would not be comparable.
+    """
+    lines = [
+        "| candidate | baseline | seeds | mean success | difference [95% CI] | "
+        "P(candidate > baseline) | Mann-Whitney p |",
+        "|---|---|---|---|---|---:|---:|",
+    ]
+    records = []
+    for s in summaries:
+        for key in ("task", "evaluation"):
+            if s[key] != baseline[key]:
+                raise ValueError(
+                    f"{s['label']} and the baseline {baseline['label']} differ in {key} "
+                    f"({s[key]} against {baseline[key]}): their success rates are not comparable"
+                )
+        d = seed_difference(s["success_rate"]["values"], baseline["success_rate"]["values"])
+        records.append({"candidate": s["label"], "baseline": baseline["label"], **d.to_dict()})
+        lines.append(
+            f"| {s['label']} | {baseline['label']} | {len(d.candidate_values)} / {len(d.baseline_values)} | "
+            f"{_pct(float(np.mean(d.candidate_values)))} / "
+            f"{_pct(float(np.mean(d.baseline_values)))} | "
+            f"{100 * d.difference:+.1f} pts [{100 * d.ci_low:+.1f}, {100 * d.ci_high:+.1f}] | "
+            f"{d.probability_of_improvement:.2f} | {d.p_value:.2g} |"
+        )
+    return "\n".join(lines) + "\n", records
+
+
+def combine_sweeps(
+    sweep_dirs: Sequence[str | Path], out_dir: str | Path, baseline: str | Path | None = None
+) -> str:
     """One table and one seed-band plot for several sweeps (e.g. PPO and SAC on a task).
 
     Parameters
@@ -431,28 +496,42 @@ def combine_sweeps(sweep_dirs: Sequence[str | Path], out_dir: str | Path) -> str
     sweep_dirs : sequence of path
         Folders written by :func:`sweep` (each holds ``sweep.json``).
     out_dir : path
-        Receives ``table.md`` and ``learning_curves.png``.
+        Receives ``table.md`` and ``learning_curves.png``, and with a baseline
+        ``comparison.md`` and ``comparison.json``.
+    baseline : path, optional
+        A sweep folder (one of ``sweep_dirs``, or an extra one, then listed
+        first) that every other sweep is compared with (:func:`compare_to_baseline`).
 
     Returns
     -------
     str
-        The markdown table.
+        The markdown table (followed by the comparison table with a baseline).
 
     Raises
     ------
     FileNotFoundError
         Naming a folder without ``sweep.json``.
+    ValueError
+        If a sweep and the baseline were evaluated on different tasks or episode sets.
     """
-    summaries = []
-    for folder in map(Path, sweep_dirs):
-        path = folder / SWEEP_FILE
-        if not path.exists():
-            raise FileNotFoundError(f"{folder} holds no {SWEEP_FILE} (run `twolink sweep` first)")
-        summaries.append(json.loads(path.read_text()))
+    folders = [Path(d) for d in sweep_dirs]
+    base = Path(baseline) if baseline is not None else None
+    if base is not None and base.resolve() not in {f.resolve() for f in folders}:
+        folders.insert(0, base)
+    summaries = [_read_sweep(folder) for folder in folders]
+    comparison = None
+    if base is not None:
+        index = [f.resolve() for f in folders].index(base.resolve())
+        others = [s for i, s in enumerate(summaries) if i != index]
+        comparison = compare_to_baseline(others, summaries[index])
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     table = format_sweep_table(summaries)
     (out / "table.md").write_text(table)
+    if comparison is not None:
+        (out / "comparison.md").write_text(comparison[0])
+        (out / "comparison.json").write_text(json.dumps(comparison[1], indent=2))
+        table += "\n" + comparison[0]
     groups = {  # sweeps written before 0.5.0 hold no curves: read them from the runs
         s["label"]: [
             d["curve"] if "curve" in d else learning_curve(Path(d["run"])) for d in s["seeds"]
