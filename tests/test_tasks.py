@@ -9,6 +9,7 @@ the placed pose. Nothing here calls a task's own reward function, except to chec
 the shape of the reach reward against the Gaussian's known properties.
 """
 
+import dataclasses
 import itertools
 import math
 
@@ -18,6 +19,7 @@ import pytest
 
 import twolink_gym
 from twolink_gym import ArmParams, TwoLinkEnv, TwoLinkVectorEnv
+from twolink_gym.tasks import TASKS, Task, make_task
 
 NO_GRAVITY = ArmParams(gravity=0.0)
 ZERO = np.zeros(2, dtype=np.float32)
@@ -446,3 +448,33 @@ def test_bad_task_options_raise_a_clear_error(task, options, match):
 def test_task_instance_and_options_do_not_mix():
     with pytest.raises(ValueError, match="task_options"):
         twolink_gym.make_task(twolink_gym.ReachTask(), {"tolerance": 0.1})
+
+
+def _changed(task: Task, name: str) -> object:
+    """Another valid value of an episode option (half of a number, one path family)."""
+    value = getattr(task, name)
+    return value[-1:] if isinstance(value, tuple) else 0.5 * value
+
+
+@pytest.mark.parametrize("name", sorted(TASKS))
+def test_episode_options_change_the_episodes_and_nothing_else(name):
+    # what EnvConfig.nominal relies on to run an agent trained with other values
+    base = make_task(name)
+    fields = {f.name for f in dataclasses.fields(base)}
+    assert base.episode_option_names and set(base.episode_option_names) <= fields
+    assert not set(base.episode_option_names) & set(base.option_names)
+    params = ArmParams()
+    for option in base.episode_option_names:
+        other = make_task(name, {option: _changed(base, option)})
+        np.testing.assert_array_equal(other.kernel_options(), base.kernel_options())
+        assert (other.extras_size, other.goal_size) == (base.extras_size, base.goal_size)
+        env_a, env_b = TwoLinkEnv(task=base), TwoLinkEnv(task=other)
+        assert env_a.observation_space == env_b.observation_space
+        assert env_a.default_max_episode_steps == env_b.default_max_episode_steps
+
+        # ... and they do change the drawn episodes
+        def episodes(task: Task) -> list[np.ndarray]:
+            drawn = (task.sample_episode(np.random.default_rng(s), params) for s in range(10))
+            return [np.concatenate([state, goal]) for state, goal in drawn]
+
+        assert not np.array_equal(episodes(base), episodes(other)), option

@@ -303,6 +303,18 @@ def test_an_agent_is_not_evaluated_on_another_environment(tmp_path: Path) -> Non
     balance = tiny_config(tmp_path, "balance", "ppo")
     with pytest.raises(ValueError, match="trained on task 'reach'"):
         evaluate_policies([str(run)], balance)
+    # options that only shape the drawn episodes may differ (the agent acts on the
+    # same observations and rewards); a reward or success option may not
+    wider = {"max_target_radius_frac": 0.9, "init_angle_noise": 0.2}
+    episodes = config_from_dict(
+        {**cfg.to_dict(), "env": {**cfg.to_dict()["env"], "task_options": wider}}
+    )
+    assert evaluate_policies([str(run)], episodes)
+    strict = config_from_dict(
+        {**cfg.to_dict(), "env": {**cfg.to_dict()["env"], "task_options": {"tolerance": 0.02}}}
+    )
+    with pytest.raises(ValueError, match="another environment"):
+        evaluate_policies([str(run)], strict)
 
 
 # -- runs that keep a user's work ------------------------------------------------

@@ -161,10 +161,17 @@ class EnvConfig:
         What an agent's environment must match to run it: an agent trained
         with randomisation or noise acts on the nominal env as well (the
         ``observation`` and ``frame_stack``, which fix the observation's
-        layout, stay).
+        layout, stay). So does one trained on another episode distribution:
+        the task options that only shape the drawn episodes (the task's
+        ``episode_option_names``, such as reach's target radius range) are
+        dropped too.
         """
+        from twolink_gym.tasks import TASKS
+
+        episode_only = set(TASKS[self.task].episode_option_names)
         return dataclasses.replace(
             self,
+            task_options={k: v for k, v in self.task_options.items() if k not in episode_only},
             randomize={},
             obs_noise=0.0,
             torque_noise=0.0,

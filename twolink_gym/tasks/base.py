@@ -273,6 +273,12 @@ class Task(abc.ABC):
     option_names : tuple of str
         The fields, in order, of the options vector the kernel reads
         (:meth:`kernel_options`; bools become 0.0 or 1.0).
+    episode_option_names : tuple of str
+        The options that only shape the episodes the task draws (the spread
+        of the start states, the range of goals), not the observation, the
+        reward, the success test or the episode length: an agent trained with
+        other values of them acts on the same env (so the evaluation commands
+        run it on the common episode set; ``EnvConfig.nominal`` in training).
     kernel : compiled function
         The task kernel (a class attribute: ``kernel = staticmethod(my_kernel)``).
     """
@@ -285,6 +291,7 @@ class Task(abc.ABC):
     extras_size: ClassVar[int]
     term_names: ClassVar[tuple[str, ...]]
     option_names: ClassVar[tuple[str, ...]]
+    episode_option_names: ClassVar[tuple[str, ...]] = ("init_angle_noise", "init_speed_noise")
     kernel: ClassVar[Any]
 
     @classmethod

@@ -177,6 +177,12 @@ class ReachTask(Task):
         "speed_weight",
         "sparse",
     )
+    episode_option_names: ClassVar[tuple[str, ...]] = (
+        "init_angle_noise",
+        "init_speed_noise",
+        "min_target_radius_frac",
+        "max_target_radius_frac",
+    )
     kernel: ClassVar[Any] = staticmethod(reach_kernel)
 
     tolerance: float = 0.05

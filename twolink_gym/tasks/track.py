@@ -270,6 +270,14 @@ class TrackTask(Task):
         "preview",
         "preview_dt",
     )
+    episode_option_names: ClassVar[tuple[str, ...]] = (
+        "families",
+        "min_path_speed",
+        "max_path_speed",
+        "workspace_margin",
+        "init_angle_noise",
+        "init_speed_noise",
+    )
     kernel: ClassVar[Any] = staticmethod(track_kernel)
 
     tolerance: float = 0.02
