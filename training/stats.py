@@ -23,6 +23,34 @@ from scipy import stats
 __all__ = ["SeedDifference", "SeedStatistics", "seed_difference", "seed_statistics"]
 
 
+def _json_dict(record: Any) -> dict[str, Any]:
+    """A dataclass's fields as a JSON-friendly dict (tuples as lists)."""
+    return {
+        k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(record).items()
+    }
+
+
+def _percentile_interval(
+    samples: tuple[np.ndarray, ...],
+    statistic: Any,
+    confidence: float,
+    n_resamples: int,
+    random_state: int,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of ``statistic`` over ``samples`` (each resampled on its own)."""
+    result = stats.bootstrap(
+        samples,
+        statistic,
+        confidence_level=confidence,
+        n_resamples=n_resamples,
+        method="percentile",
+        paired=False,
+        vectorized=True,
+        random_state=np.random.default_rng(random_state),
+    )
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
 @dataclasses.dataclass(frozen=True)
 class SeedStatistics:
     """A score over training seeds.
@@ -56,10 +84,7 @@ class SeedStatistics:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form."""
-        data = dataclasses.asdict(self)
-        data["seeds"] = list(self.seeds)
-        data["values"] = list(self.values)
-        return data
+        return _json_dict(self)
 
 
 def seed_statistics(
@@ -115,15 +140,7 @@ def seed_statistics(
     if not np.all(np.isfinite(x)):
         raise ValueError(f"values must be finite, got {list(values)}")
     if x.size > 1 and np.ptp(x) > 0:
-        result = stats.bootstrap(
-            (x,),
-            np.mean,
-            confidence_level=confidence,
-            n_resamples=n_resamples,
-            method="percentile",
-            random_state=np.random.default_rng(random_state),
-        )
-        low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
+        low, high = _percentile_interval((x,), np.mean, confidence, n_resamples, random_state)
     else:
         low = high = float(x.mean())
     return SeedStatistics(
@@ -175,10 +192,7 @@ class SeedDifference:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form."""
-        data = dataclasses.asdict(self)
-        data["candidate_values"] = list(self.candidate_values)
-        data["baseline_values"] = list(self.baseline_values)
-        return data
+        return _json_dict(self)
 
 
 def seed_difference(
@@ -235,17 +249,9 @@ def seed_difference(
         def mean_difference(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
             return np.mean(a, axis=axis) - np.mean(b, axis=axis)
 
-        result = stats.bootstrap(
-            (x, y),
-            mean_difference,
-            confidence_level=confidence,
-            n_resamples=n_resamples,
-            method="percentile",
-            paired=False,
-            vectorized=True,
-            random_state=np.random.default_rng(random_state),
+        low, high = _percentile_interval(
+            (x, y), mean_difference, confidence, n_resamples, random_state
         )
-        low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
     else:
         low = high = difference
     if np.ptp(np.concatenate([x, y])) > 0:
