@@ -22,6 +22,7 @@ SHIPPED = {
     "reach_ppo_robust": ("reach", "ppo", 0.90),
     "reach_sac": ("reach", "sac", 0.90),
     "reach_sac_tuned": ("reach", "sac", 0.90),
+    "reach_sac_robust": ("reach", "sac", 0.90),
     "swingup_ppo": ("swingup", "ppo", 0.90),
     "swingup_sac": ("swingup", "sac", 0.90),
     "swingup_pendubot_sac": ("swingup_pendubot", "sac", 0.80),
