@@ -175,6 +175,9 @@ def test_summarize_compares_each_sweep_with_the_baseline(tmp_path):
     assert record["difference"] == pytest.approx(np.mean([1.0, 0.99, 1.0, 0.97, 1.0]) - 0.88)
     assert record["probability_of_improvement"] == pytest.approx(1.0)
     assert "+11.2 pts" in rows[2]  # 99.2 % - 88.0 %
+    # the baseline may also be one of the sweeps listed: the same comparison
+    again = combine_sweeps([hand, tuned], tmp_path / "out_listed", baseline=hand)
+    assert again == table
     # another episode set is refused, naming what differs
     other = _sweep_folder(tmp_path, "other", [1.0], evaluation={"episodes": 50, "seed": 1})
     with pytest.raises(ValueError, match="differ in evaluation"):

@@ -30,6 +30,11 @@ def _json_dict(record: Any) -> dict[str, Any]:
     }
 
 
+def _check_confidence(confidence: float) -> None:
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
+
+
 def _percentile_interval(
     samples: tuple[np.ndarray, ...],
     statistic: Any,
@@ -134,8 +139,7 @@ def seed_statistics(
         raise ValueError(f"seeds ({len(seeds)}) and values ({len(values)}) differ in length")
     if not len(values):
         raise ValueError("seed_statistics needs at least one seed")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
+    _check_confidence(confidence)
     x = np.asarray(values, dtype=np.float64)
     if not np.all(np.isfinite(x)):
         raise ValueError(f"values must be finite, got {list(values)}")
@@ -234,8 +238,7 @@ def seed_difference(
     number means nothing shared between two configs. With one seed in both,
     or no spread at all, the interval is the difference itself.
     """
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
+    _check_confidence(confidence)
     x = np.asarray(candidate, dtype=np.float64)
     y = np.asarray(baseline, dtype=np.float64)
     for name, v in (("candidate", x), ("baseline", y)):
@@ -244,7 +247,8 @@ def seed_difference(
         if not np.all(np.isfinite(v)):
             raise ValueError(f"{name} scores must be finite, got {v.tolist()}")
     difference = float(x.mean() - y.mean())
-    if (x.size > 1 or y.size > 1) and np.ptp(np.concatenate([x, y])) > 0:
+    spread = bool(np.ptp(np.concatenate([x, y])) > 0)
+    if spread and (x.size > 1 or y.size > 1):
 
         def mean_difference(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
             return np.mean(a, axis=axis) - np.mean(b, axis=axis)
@@ -254,7 +258,7 @@ def seed_difference(
         )
     else:
         low = high = difference
-    if np.ptp(np.concatenate([x, y])) > 0:
+    if spread:
         test = stats.mannwhitneyu(x, y, alternative="two-sided")
         u, p_value = float(test.statistic), float(test.pvalue)
     else:

@@ -477,9 +477,9 @@ def compare_to_baseline(
         d = seed_difference(s["success_rate"]["values"], baseline["success_rate"]["values"])
         records.append({"candidate": s["label"], "baseline": baseline["label"], **d.to_dict()})
         lines.append(
-            f"| {s['label']} | {baseline['label']} | {len(d.candidate_values)} / {len(d.baseline_values)} | "
-            f"{_pct(float(np.mean(d.candidate_values)))} / "
-            f"{_pct(float(np.mean(d.baseline_values)))} | "
+            f"| {s['label']} | {baseline['label']} | "
+            f"{len(d.candidate_values)} / {len(d.baseline_values)} | "
+            f"{_pct(s['success_rate']['mean'])} / {_pct(baseline['success_rate']['mean'])} | "
             f"{100 * d.difference:+.1f} pts [{100 * d.ci_low:+.1f}, {100 * d.ci_high:+.1f}] | "
             f"{d.probability_of_improvement:.2f} | {d.p_value:.2g} |"
         )
@@ -515,13 +515,18 @@ def combine_sweeps(
         If a sweep and the baseline were evaluated on different tasks or episode sets.
     """
     folders = [Path(d) for d in sweep_dirs]
-    base = Path(baseline) if baseline is not None else None
-    if base is not None and base.resolve() not in {f.resolve() for f in folders}:
-        folders.insert(0, base)
+    index = None
+    if baseline is not None:
+        resolved = [f.resolve() for f in folders]
+        base = Path(baseline)
+        if base.resolve() in resolved:
+            index = resolved.index(base.resolve())
+        else:
+            folders.insert(0, base)
+            index = 0
     summaries = [_read_sweep(folder) for folder in folders]
     comparison = None
-    if base is not None:
-        index = [f.resolve() for f in folders].index(base.resolve())
+    if index is not None:
         others = [s for i, s in enumerate(summaries) if i != index]
         comparison = compare_to_baseline(others, summaries[index])
     out = Path(out_dir)

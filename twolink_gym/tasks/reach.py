@@ -178,8 +178,7 @@ class ReachTask(Task):
         "sparse",
     )
     episode_option_names: ClassVar[tuple[str, ...]] = (
-        "init_angle_noise",
-        "init_speed_noise",
+        *Task.episode_option_names,
         "min_target_radius_frac",
         "max_target_radius_frac",
     )

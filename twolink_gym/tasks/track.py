@@ -271,12 +271,11 @@ class TrackTask(Task):
         "preview_dt",
     )
     episode_option_names: ClassVar[tuple[str, ...]] = (
+        *Task.episode_option_names,
         "families",
         "min_path_speed",
         "max_path_speed",
         "workspace_margin",
-        "init_angle_noise",
-        "init_speed_noise",
     )
     kernel: ClassVar[Any] = staticmethod(track_kernel)
 
