@@ -526,3 +526,33 @@ def test_sigterm_keeps_completed_trials_and_a_restart_reruns_the_interrupted(
     assert {
         t.number: (t.value, t.params) for t in counted_trials(after) if t.number in kept
     } == kept
+
+
+def test_opening_a_fresh_storage_waits_out_another_process_creating_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # what PostgreSQL raises to the second of two workers creating a fresh study schema
+    race = 'type "studydirection" already exists'
+    import sqlalchemy.exc
+
+    real = optuna.storages.RDBStorage
+    calls = {"n": 0}
+
+    def racing(url: str, **kwargs: Any) -> optuna.storages.RDBStorage:
+        calls["n"] += 1
+        if calls["n"] == 1:  # the first attempt meets the other worker's half-made schema
+            raise sqlalchemy.exc.ProgrammingError("CREATE TYPE", {}, Exception(race))
+        return real(url, **kwargs)
+
+    monkeypatch.setattr(optuna.storages, "RDBStorage", racing)
+    monkeypatch.setattr(time, "sleep", lambda s: None)
+    storage = open_storage(f"sqlite:///{tmp_path / 'study.db'}", heartbeat=False)
+    assert calls["n"] == 2 and storage.get_all_studies() == []
+
+    # an error that is not that race is not retried: it names the storage
+    def refused(url: str, **kwargs: Any) -> optuna.storages.RDBStorage:
+        raise sqlalchemy.exc.ProgrammingError("SELECT", {}, Exception("permission denied"))
+
+    monkeypatch.setattr(optuna.storages, "RDBStorage", refused)
+    with pytest.raises(ValueError, match=r"cannot be opened .*permission denied"):
+        open_storage(f"sqlite:///{tmp_path / 'other.db'}", heartbeat=False)

@@ -104,10 +104,15 @@ def open_storage(url: str, *, heartbeat: bool = True) -> optuna.storages.RDBStor
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
                     return optuna.storages.RDBStorage(url, **kwargs)
-            except (sqlalchemy.exc.IntegrityError, sqlalchemy.exc.OperationalError) as exc:
+            except (
+                sqlalchemy.exc.IntegrityError,
+                sqlalchemy.exc.OperationalError,
+                sqlalchemy.exc.ProgrammingError,
+            ) as exc:
                 # two processes creating the tables of a fresh database at once (a
                 # duplicate row; on SQLite also "table ... already exists" or "database
-                # is locked"): the other one's tables are there once it has committed
+                # is locked"; on PostgreSQL a ProgrammingError, 'type "studydirection"
+                # already exists'): the other one's tables are there once it has committed
                 race = isinstance(exc, sqlalchemy.exc.IntegrityError) or any(
                     text in str(exc) for text in ("already exists", "database is locked")
                 )
