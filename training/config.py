@@ -69,6 +69,14 @@ class EnvConfig:
         Episode length in steps (None: the task's length).
     task_options : dict
         Options of the task class (reward weights, tolerances, ...).
+    train_task_options : dict
+        Options that draw the *training* episodes only, over ``task_options``:
+        the task's ``episode_option_names`` (start spread, target or path
+        ranges), e.g. ``{init_angle_noise: 3.14159}`` for starts all round the
+        circle ("exploring starts"). Every evaluation (the periodic one, the
+        sweep's, ``evaluate``, ``compare``) draws its episodes with
+        ``task_options`` alone, so an agent trained this way is judged on the
+        task's own episodes. Empty: train on those episodes too.
     actuation : str
         ``"full"`` (default), ``"acrobot"`` (elbow motor only) or ``"pendubot"``
         (shoulder motor only). The classical controllers need ``"full"``.
@@ -113,6 +121,7 @@ class EnvConfig:
     substeps: int = 2
     max_episode_steps: int | None = None
     task_options: dict[str, Any] = dataclasses.field(default_factory=dict)
+    train_task_options: dict[str, Any] = dataclasses.field(default_factory=dict)
     actuation: str = "full"
     vectorization: str = "native"
     normalize_obs: bool = True
@@ -155,6 +164,16 @@ class EnvConfig:
             "action_delay": self.action_delay,
         }
 
+    def for_training(self) -> EnvConfig:
+        """The env the agent trains on: ``task_options`` updated by ``train_task_options``."""
+        if not self.train_task_options:
+            return self
+        return dataclasses.replace(
+            self,
+            task_options={**self.task_options, **self.train_task_options},
+            train_task_options={},
+        )
+
     def nominal(self) -> EnvConfig:
         """The same env without its robustness conditions (randomisation, noise, actuator models).
 
@@ -164,7 +183,7 @@ class EnvConfig:
         layout, stay). So does one trained on another episode distribution:
         the task options that only shape the drawn episodes (the task's
         ``episode_option_names``, such as reach's target radius range) are
-        dropped too.
+        dropped too, and so are ``train_task_options``.
         """
         from twolink_gym.tasks import TASKS
 
@@ -172,6 +191,7 @@ class EnvConfig:
         return dataclasses.replace(
             self,
             task_options={k: v for k, v in self.task_options.items() if k not in episode_only},
+            train_task_options={},
             randomize={},
             obs_noise=0.0,
             torque_noise=0.0,
@@ -479,6 +499,12 @@ def _check_environment(env: EnvConfig, src: str) -> None:
     _check_keys(env.params, [f.name for f in dataclasses.fields(ArmParams)], "env.params", src)
     task_fields = [f.name for f in dataclasses.fields(TASKS[env.task])]
     _check_keys(env.task_options, task_fields, "env.task_options", src)
+    _check_keys(
+        env.train_task_options,
+        TASKS[env.task].episode_option_names,
+        "env.train_task_options",
+        src,
+    )
     try:
         ArmParams(**env.params)
     except (TypeError, ValueError) as exc:
@@ -488,6 +514,13 @@ def _check_environment(env: EnvConfig, src: str) -> None:
         make_task(env.task, env.task_options)
     except (TypeError, ValueError) as exc:
         message = _with_key_path(str(exc), r"^(?:\w+ )?task option (\w+)\b", "env.task_options")
+        raise ConfigError(f"{src}: {message}") from exc
+    try:
+        make_task(env.task, env.for_training().task_options)
+    except (TypeError, ValueError) as exc:
+        message = _with_key_path(
+            str(exc), r"^(?:\w+ )?task option (\w+)\b", "env.train_task_options"
+        )
         raise ConfigError(f"{src}: {message}") from exc
     try:
         TwoLinkEnv(**env.make_kwargs()).reset(seed=0)

@@ -461,7 +461,8 @@ def train(
     clear = _check_run_dir(run_dir, point, overwrite)
 
     torch.set_num_threads(tc.torch_threads)
-    env = make_training_env(cfg.env, tc.n_envs, tc.seed, gamma=_gamma(cfg))
+    # the agent trains on its training episodes; every evaluation uses the task's own
+    env = make_training_env(cfg.env.for_training(), tc.n_envs, tc.seed, gamma=_gamma(cfg))
     eval_env = make_training_env(
         cfg.env, min(tc.eval_episodes, 8), tc.seed + 10_000, training=False, gamma=_gamma(cfg)
     )
