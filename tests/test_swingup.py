@@ -101,9 +101,39 @@ def test_episodes_start_near_hanging_and_last_15_s():
         assert np.all(np.abs(dev[2:]) <= task.init_speed_noise)
 
 
+def test_default_starts_are_four_uniforms_from_the_episode_generator():
+    """Without exploring starts the draw is the documented one, uniform by uniform."""
+    task = SwingupTask()
+    for seed in range(5):
+        drawn = task.sample_initial_state(np.random.default_rng(seed), ArmParams())
+        u = np.random.default_rng(seed).uniform(-1.0, 1.0, size=4)
+        np.testing.assert_array_equal(drawn, HANGING + u * 0.05)
+
+
+def test_exploring_starts_mix_hanging_and_anywhere():
+    task = SwingupTask(explore_fraction=0.3, explore_speed=2.0)
+    rng = np.random.default_rng(7)
+    starts = np.array([task.sample_initial_state(rng, ArmParams()) for _ in range(4000)])
+    dev = starts - HANGING
+    near = np.all(np.abs(dev[:, :2]) <= 0.05, axis=1) & np.all(np.abs(dev[:, 2:]) <= 0.05, axis=1)
+    anywhere = starts[~near]
+    # the share of exploring starts: binomial(4000, 0.3), 5 standard deviations
+    assert abs(len(anywhere) / 4000 - 0.3) < 5 * math.sqrt(0.3 * 0.7 / 4000)
+    # uniform over the whole circle in each angle, speeds within ±explore_speed
+    for k in (0, 1):
+        assert np.all(np.abs(anywhere[:, k] - HANGING[k]) <= math.pi)
+        counts, _ = np.histogram(anywhere[:, k] - HANGING[k], bins=4, range=(-math.pi, math.pi))
+        assert counts.min() > 0.8 * len(anywhere) / 4
+    assert np.all(np.abs(anywhere[:, 2:]) <= 2.0) and np.abs(anywhere[:, 2:]).max() > 1.9
+    # they only shape the episodes: an agent trained with them runs on the task's own
+    assert {"explore_fraction", "explore_speed"} <= set(SwingupTask.episode_option_names)
+
+
 @pytest.mark.parametrize(
     "option, value, rule",
     [
+        ("explore_fraction", 1.5, r"must lie in \[0, 1\]"),
+        ("explore_speed", -1.0, r"must be >= 0"),
         ("success_angle", 0.0, r"must be > 0"),
         ("height_weight", 1.5, r"must lie in \[0, 1\]"),
         ("init_speed_noise", -1.0, r"must be >= 0"),

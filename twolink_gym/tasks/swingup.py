@@ -151,6 +151,15 @@ class SwingupTask(Task):
         control and speed factors.
     init_angle_noise, init_speed_noise : float
         Half-widths of the uniform perturbation of the hanging start [rad], [rad/s].
+    explore_fraction : float
+        In ``[0, 1]``: the share of episodes that start anywhere instead
+        ("exploring starts", for training): both angles uniform over the
+        whole circle, each speed uniform within ``±explore_speed``. The rest
+        start near hanging as above, so that a policy trained on the mixture
+        still meets the arm at rest at the bottom. 0 (the default) draws
+        exactly the hanging starts.
+    explore_speed : float
+        Half-width of the exploring starts' joint speeds [rad/s].
     """
 
     name: ClassVar[str] = "swingup"
@@ -179,6 +188,11 @@ class SwingupTask(Task):
         "ctrl_weight",
         "speed_weight",
     )
+    episode_option_names: ClassVar[tuple[str, ...]] = (
+        *Task.episode_option_names,
+        "explore_fraction",
+        "explore_speed",
+    )
     kernel: ClassVar[Any] = staticmethod(swingup_kernel)
 
     success_angle: float = 0.1
@@ -190,15 +204,26 @@ class SwingupTask(Task):
     speed_weight: float = 0.5
     init_angle_noise: float = 0.05
     init_speed_noise: float = 0.05
+    explore_fraction: float = 0.0
+    explore_speed: float = 1.0
 
     def __post_init__(self) -> None:
         super().__post_init__()
         self.check_positive("success_angle", "success_speed", "upright_sigma", "still_sigma")
-        self.check_in_range(("height_weight", "ctrl_weight", "speed_weight"), 0.0, 1.0)
-        self.check_in_range(("init_angle_noise", "init_speed_noise"), 0.0)
+        self.check_in_range(
+            ("height_weight", "ctrl_weight", "speed_weight", "explore_fraction"), 0.0, 1.0
+        )
+        self.check_in_range(("init_angle_noise", "init_speed_noise", "explore_speed"), 0.0)
 
     def sample_initial_state(self, rng: np.random.Generator, params: ArmParams) -> Array:
-        """Hanging, uniformly perturbed."""
+        """Hanging, uniformly perturbed; with probability ``explore_fraction``, anywhere.
+
+        Without exploring starts (``explore_fraction`` 0) one draw of 4
+        uniforms, as for the other tasks; with them, one more uniform first
+        picks the kind of start.
+        """
+        if self.explore_fraction > 0.0 and rng.uniform() < self.explore_fraction:
+            return perturbed_state(rng, HANGING, math.pi, self.explore_speed)
         return perturbed_state(rng, HANGING, self.init_angle_noise, self.init_speed_noise)
 
     def sample_goal(self, rng: np.random.Generator, params: ArmParams) -> Array:
