@@ -54,7 +54,7 @@ from twolink_gym.tasks import (
 )
 from twolink_gym.vector_env import TwoLinkVectorEnv
 
-__version__ = "0.7.0"
+__version__ = "0.8.0"
 
 register_envs()
 
