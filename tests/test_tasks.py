@@ -474,8 +474,8 @@ def test_episode_options_change_the_episodes_and_nothing_else(name):
         # an option that acts only beside another (swing-up's explore_speed) is compared
         # with that other option on in both tasks
         enabling = _ENABLED_BY.get(option, {})
-        base = make_task(name, enabling)
-        other = make_task(name, {**enabling, option: _changed(base, option)})
+        reference = make_task(name, enabling)
+        other = make_task(name, {**enabling, option: _changed(reference, option)})
         np.testing.assert_array_equal(other.kernel_options(), base.kernel_options())
         assert (other.extras_size, other.goal_size) == (base.extras_size, base.goal_size)
         env_a, env_b = TwoLinkEnv(task=base), TwoLinkEnv(task=other)
@@ -487,4 +487,4 @@ def test_episode_options_change_the_episodes_and_nothing_else(name):
             drawn = (task.sample_episode(np.random.default_rng(s), params) for s in range(10))
             return [np.concatenate([state, goal]) for state, goal in drawn]
 
-        assert not np.array_equal(episodes(base), episodes(other)), option
+        assert not np.array_equal(episodes(reference), episodes(other)), option

@@ -72,8 +72,8 @@ class EnvConfig:
     train_task_options : dict
         Options that draw the *training* episodes only, over ``task_options``:
         the task's ``episode_option_names`` (start spread, target or path
-        ranges), e.g. ``{init_angle_noise: 3.14159}`` for starts all round the
-        circle ("exploring starts"). Every evaluation (the periodic one, the
+        ranges, swing-up's exploring starts), e.g. ``{explore_fraction: 0.5}``
+        for half the swing-up episodes starting anywhere. Every evaluation (the periodic one, the
         sweep's, ``evaluate``, ``compare``) draws its episodes with
         ``task_options`` alone, so an agent trained this way is judged on the
         task's own episodes. Empty: train on those episodes too.
@@ -510,18 +510,16 @@ def _check_environment(env: EnvConfig, src: str) -> None:
     except (TypeError, ValueError) as exc:
         message = _with_key_path(str(exc), r"\bArmParams\.(\w+)", "env.params")
         raise ConfigError(f"{src}: {message}") from exc
-    try:
-        make_task(env.task, env.task_options)
-    except (TypeError, ValueError) as exc:
-        message = _with_key_path(str(exc), r"^(?:\w+ )?task option (\w+)\b", "env.task_options")
-        raise ConfigError(f"{src}: {message}") from exc
-    try:
-        make_task(env.task, env.for_training().task_options)
-    except (TypeError, ValueError) as exc:
-        message = _with_key_path(
-            str(exc), r"^(?:\w+ )?task option (\w+)\b", "env.train_task_options"
-        )
-        raise ConfigError(f"{src}: {message}") from exc
+    # the task's own options first: an error after them lies in the training ones
+    for key, options in (
+        ("env.task_options", env.task_options),
+        ("env.train_task_options", env.for_training().task_options),
+    ):
+        try:
+            make_task(env.task, options)
+        except (TypeError, ValueError) as exc:
+            message = _with_key_path(str(exc), r"^(?:\w+ )?task option (\w+)\b", key)
+            raise ConfigError(f"{src}: {message}") from exc
     try:
         TwoLinkEnv(**env.make_kwargs()).reset(seed=0)
     except (TypeError, ValueError) as exc:
