@@ -10,7 +10,7 @@ CONFIG ?= configs/default.yaml
 RUN_ARGS ?= --overwrite
 LINT_DIRS := twolink_gym training tests benchmarks
 
-.PHONY: run test lint bench clean-venv
+.PHONY: run test lint bench docs docs-results chromium clean-venv
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,36 @@ lint: $(VENV)/.installed
 
 bench: $(VENV)/.installed
 	$(PY) benchmarks/bench_speed.py
+
+# The documentation site: the docs extra (pinned in pyproject.toml), a check
+# that the generated results pages match docs/results/, a strict build into
+# site/, then a check of the built site in headless Chromium (Debian's package).
+CHROMIUM ?= /usr/bin/chromium
+export NO_MKDOCS_2_WARNING := 1
+
+$(VENV)/.docs-installed: $(VENV)/.installed pyproject.toml
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[train,dev,docs]"
+	touch $@
+
+chromium:  ## Debian's chromium for the browser check (installed when run as root)
+	@if [ ! -x "$(CHROMIUM)" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update && apt-get install -y chromium; \
+	  else \
+	    echo "make docs needs Chromium at $(CHROMIUM); install it with:" >&2; \
+	    echo "    sudo apt-get update && sudo apt-get install -y chromium" >&2; \
+	    echo "or pass CHROMIUM=/path/to/chromium" >&2; \
+	    exit 1; \
+	  fi; \
+	fi
+
+docs-results: $(VENV)/.installed  ## rewrite docs/results/*.md from the data in docs/results/
+	$(PY) docs/scripts/results_pages.py
+
+docs: $(VENV)/.docs-installed chromium  ## build the documentation site strictly into site/ and check it in Chromium
+	$(PY) docs/scripts/results_pages.py --check
+	$(VENV)/bin/mkdocs build --strict --clean --quiet
+	$(PY) docs/scripts/check_site.py site --chromium $(CHROMIUM)
 
 clean-venv:
 	rm -rf $(VENV)

@@ -21,7 +21,7 @@ Usage::
     python benchmarks/bench_controllers.py [--episodes 1000] [--seed 0]
         [--out benchmarks/results/controllers.json]
 
-Prints markdown tables (pasted into the README) and writes every figure to JSON.
+Prints markdown tables (those of docs/controllers.md) and writes every figure to JSON.
 """
 
 from __future__ import annotations
@@ -312,7 +312,7 @@ def _num(x: float, digits: int = 3) -> str:
 
 
 def markdown(rows: list[dict[str, Any]], roa: dict[str, Any], cvd: dict[str, Any]) -> str:
-    """The README tables."""
+    """The markdown tables of the results (docs/controllers.md)."""
     out = [
         "| controller | task | success | final distance, median / p95 | settle time, median / p95 [s] | effort ∫τ²dt, mean [N²m²s] | saturated steps |",
         "|---|---|---|---|---|---|---|",

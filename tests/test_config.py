@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -10,16 +11,19 @@ from twolink_gym.training.config import (
     AlgoConfig,
     ConfigError,
     EnvConfig,
+    EvalConfig,
+    EvaluateConfig,
     RunConfig,
     TrainConfig,
     config_from_dict,
     load_config,
+    load_eval_config,
 )
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 REQUIRED_CONFIGS = ["reach_ppo", "reach_sac", "balance_ppo", "balance_sac", "default"]
 
-VALID = {
+VALID: dict[str, dict[str, Any]] = {
     "env": {"task": "reach", "max_torque": [30, 10]},
     "algo": {"name": "ppo", "hyperparams": {"n_steps": 64, "policy_kwargs": {"net_arch": [8]}}},
     "train": {"total_timesteps": 1000, "n_envs": 2, "seed": 1},
@@ -123,7 +127,7 @@ def test_missing_section(tmp_path: Path, section: str) -> None:
         ("train", "seed", 1.5, "train.seed must be an integer"),
         ("train", "total_timesteps", True, "train.total_timesteps must be an integer"),
         ("env", "normalize_obs", "yes", "env.normalize_obs must be true or false"),
-        ("env", "max_torque", 30, "env.max_torque must be a list"),
+        ("env", "max_torque", "strong", "env.max_torque must be a number or a list, got 'strong'"),
         ("env", "max_torque", [30, "ten"], r"env.max_torque\[1\] must be a number"),
         ("env", "dt", None, "env.dt must be a number"),
         ("env", "params", [1, 2], "env.params must be a mapping"),
@@ -258,3 +262,62 @@ def test_an_empty_reach_target_range_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="env: reach targets have an empty radius range") as info:
         load_config(path)
     assert str(path) in str(info.value)
+
+
+def test_one_max_torque_number_is_both_joints(tmp_path: Path) -> None:
+    from twolink_gym.env import TwoLinkEnv
+
+    # as TwoLinkEnv takes it: a number is the limit of both joints
+    direct = TwoLinkEnv(task="reach", max_torque=12).sim.max_torque
+    for cfg in (
+        load_config(write(tmp_path, with_change("env", "max_torque", 12))),
+        load_config(write(tmp_path, VALID), ["env.max_torque=12"]),
+    ):
+        assert cfg.env.max_torque == 12.0
+        assert cfg.env.resolved_max_torque == tuple(direct) == (12.0, 12.0)
+        assert list(TwoLinkEnv(**cfg.env.make_kwargs()).sim.max_torque) == list(direct)
+    with pytest.raises(
+        ConfigError, match=r"env.max_torque must be a number or a pair of numbers > 0"
+    ):
+        load_config(write(tmp_path, VALID), ["env.max_torque=-3"])
+
+
+def test_an_evaluation_config_needs_only_env(tmp_path: Path) -> None:
+    path = write(tmp_path, {"env": {"task": "balance"}, "evaluate": {"episodes": 7}})
+    cfg = load_eval_config(path)
+    assert type(cfg) is EvalConfig
+    assert cfg.env == EnvConfig(task="balance")
+    assert cfg.evaluate == EvaluateConfig(episodes=7)
+    assert str(cfg.output_dir) == "runs"
+    assert load_eval_config(write(tmp_path, {"env": {"task": "reach"}}, "e.yaml")).evaluate == (
+        EvaluateConfig()
+    )
+    # training still needs algo and train, and says why
+    with pytest.raises(ConfigError, match=f"{path}: missing required section 'algo'") as info:
+        load_config(path)
+    assert "evaluate, compare, record and robustness need only env:" in str(info.value)
+    # a training config evaluates as the RunConfig it is, checked whole
+    full = load_eval_config(write(tmp_path, VALID, "full.yaml"))
+    assert isinstance(full, RunConfig) and full.algo.name == "ppo"
+    assert str(full.output_dir) == "runs"
+    half = write(tmp_path, {"env": {"task": "balance"}, "algo": {"name": "ppo"}}, "half.yaml")
+    with pytest.raises(ConfigError, match="missing required section 'train'"):
+        load_eval_config(half)
+    for data, expected in [
+        (
+            {"env": {"task": "balance"}, "evaluate": {"episodes": 0}},
+            "evaluate.episodes must be >= 1",
+        ),
+        ({"env": {"task": "juggle"}}, "env.task must be one of"),
+        ({"env": {"task": "balance"}, "train2": {}}, r"unknown section\(s\) \['train2'\]"),
+        ({"evaluate": {"episodes": 3}}, "missing required section 'env'"),
+    ]:
+        bad = write(tmp_path, data, "bad.yaml")
+        with pytest.raises(ConfigError, match=expected) as info:
+            load_eval_config(bad)
+        assert str(info.value).startswith(f"{bad}: ")
+
+
+def test_a_run_config_writes_its_sections_in_order() -> None:
+    cfg = config_from_dict(VALID)
+    assert list(cfg.to_dict()) == ["env", "algo", "train", "evaluate"]

@@ -313,6 +313,26 @@ def test_reset_rejects_bad_options(task, options, match):
         env.reset(options=options)
 
 
+@pytest.mark.parametrize(
+    ("task", "keys"),
+    [
+        ("reach", "['goal', 'state', 'target']"),
+        ("balance", "['state']"),
+        ("track", "['goal', 'path', 'state']"),
+    ],
+)
+@pytest.mark.parametrize("options", [[1, 2], "state", 3, (("state", [0.0] * 4),)])
+def test_reset_rejects_options_that_are_not_a_dict(task, keys, options):
+    env = gym.make("TwoLink-v0", task=task)
+    env.reset(seed=5)
+    before = env.unwrapped.np_random.bit_generator.state
+    with pytest.raises(ValueError, match=r"options must be a dict \(or None\)") as excinfo:
+        env.reset(seed=9, options=options)
+    assert f"valid keys for task {task!r} are {keys}" in str(excinfo.value)
+    # a refused reset changes nothing, not even the generator
+    assert env.unwrapped.np_random.bit_generator.state == before
+
+
 def test_reset_accepts_targets_on_the_workspace_boundary():
     params = ArmParams(l1=1.0, l2=0.6, lc2=0.3)
     env = TwoLinkEnv(task="reach", params=params)

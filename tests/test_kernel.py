@@ -401,16 +401,97 @@ def test_step_loops_are_found_in_the_disk_cache_by_a_later_process():
     assert probe() == {"hits": 1, "misses": 0}
 
 
-@needs_compiler
-def test_closures_over_code_without_a_file_are_not_cached():
-    from numba import njit
+_PACKAGE = os.path.dirname(twolink_gym.__file__)
 
-    namespace: dict[str, object] = {}
-    exec("def f(x):\n    return x + 1.0\n", namespace)
-    captured = njit(namespace["f"])
-    loop = njit(lambda x: captured(x))
-    assert not _jit.cache_closure(loop, captured)
-    assert _jit.cache_closure(njit(lambda x: x), twolink_gym.ReachTask.kernel)
+_IMPORT_PROBE = """
+import json, sys, twolink_gym
+from numba.extending import is_jitted
+compiled = sorted(
+    f"{name}.{attr}"
+    for name, module in list(sys.modules.items())
+    if name.startswith("twolink_gym")
+    for attr, value in vars(module).items()
+    if is_jitted(value) and value.signatures
+)
+dispatchers = sum(
+    is_jitted(value)
+    for name, module in list(sys.modules.items())
+    if name.startswith("twolink_gym")
+    for value in vars(module).values()
+)
+print(json.dumps({"compiled": compiled, "dispatchers": dispatchers}))
+"""
+
+
+@needs_compiler
+def test_import_compiles_nothing():
+    proc = subprocess.run(
+        [sys.executable, "-c", _IMPORT_PROBE], capture_output=True, text=True, check=True
+    )
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["dispatchers"] > 10  # the probe sees the package's kernels
+    assert out["compiled"] == []
+
+
+def test_the_package_uses_no_numba_internals():
+    """Only numba's public API: no ``numba.core`` import anywhere in the package."""
+    offenders = []
+    for folder, _, files in os.walk(_PACKAGE):
+        for name in files:
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                with open(path, encoding="utf-8") as f:
+                    if "numba.core" in f.read():
+                        offenders.append(os.path.relpath(path, _PACKAGE))
+    assert offenders == []
+
+
+_RK4_PROBE = """
+import json, numpy as np
+from twolink_gym.dynamics import arm_vector
+from twolink_gym.integrators import rk4
+from twolink_gym.params import ArmParams
+x = rk4(arm_vector(ArmParams()), 0.3, -0.2, 1.0, 0.5, 2.0, -1.0, 0.02, 2)
+stats = rk4.stats
+print(json.dumps({"x": list(x), "hits": sum(stats.cache_hits.values()),
+                  "misses": sum(stats.cache_misses.values())}))
+"""
+
+
+@needs_compiler
+def test_a_change_in_a_callees_file_gives_new_cache_entries(tmp_path):
+    """Editing ``dynamics.py`` retires the cached RK4 of ``integrators.py`` that embeds it.
+
+    numba's own rule would check only ``integrators.py``'s timestamp and load
+    the RK4 compiled with the old equations of motion.
+    """
+    import shutil
+
+    copy = tmp_path / "twolink_gym"
+    shutil.copytree(_PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "pretrained"))
+
+    def probe():
+        env = dict(os.environ, PYTHONPATH=str(tmp_path))
+        proc = subprocess.run(
+            [sys.executable, "-c", _RK4_PROBE],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+            cwd=tmp_path,
+        )
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    first = probe()
+    assert (first["hits"], first["misses"]) == (0, 1)
+    again = probe()
+    assert (again["hits"], again["misses"]) == (1, 0)
+    assert again["x"] == first["x"]
+    dynamics = copy / "dynamics.py"
+    dynamics.write_text(dynamics.read_text() + "\n# edited\n")
+    edited = probe()
+    assert (edited["hits"], edited["misses"]) == (0, 1)
+    assert edited["x"] == first["x"]
 
 
 def test_threads_default_to_one_and_pass_through_make_vec():

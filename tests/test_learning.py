@@ -367,12 +367,13 @@ def test_sweep_trains_each_seed_and_reports_every_seed(tmp_path):
     # ... and --no-train re-evaluates them as they are
     again = sweep(cfg, [0, 2], train=False)
     assert again.success.values == result.success.values
-    # an exported agent (policy network only) acts exactly like its run's full model
+    # an exported agent (policy network with its observation statistics inside) acts
+    # exactly like its run's full model with the run's VecNormalize
     exported = export_agent(result.runs[0], tmp_path / "agent")
     assert {p.name for p in exported.iterdir()} == {
         "policy.pt",
+        "agent.json",
         "config.yaml",
-        "vecnormalize.pkl",
         "train_summary.json",
         "eval",
     }

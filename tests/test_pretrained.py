@@ -1,14 +1,20 @@
 """The shipped agents load by name and do their task on episodes they were not selected on."""
 
+import dataclasses
+import json
+import subprocess
+import sys
+
 import gymnasium as gym
 import numpy as np
 import pytest
+import yaml
 from twolink_gym.training.cli import main
-from twolink_gym.training.config import load_config
-from twolink_gym.training.evaluate import draw_episodes, run_policy
-from twolink_gym.training.policies import load_policy, load_pretrained
+from twolink_gym.training.config import config_from_dict, load_config
+from twolink_gym.training.evaluate import draw_episodes, evaluate_policies, run_policy
+from twolink_gym.training.policies import PretrainedAgent, load_policy
 
-import twolink_gym  # noqa: F401
+import twolink_gym
 from twolink_gym import pretrained
 from twolink_gym.env import TwoLinkEnv
 
@@ -53,6 +59,57 @@ def test_every_agent_is_shipped_and_small():
         # agent is at most 0.6 MB
         assert size < 1_500_000, f"{name} is {size} bytes"
         assert (folder / "config.yaml").is_file()
+        # the statistics live inside policy.pt: no separate file to lose
+        assert not (folder / "vecnormalize.pkl").exists()
+
+
+def test_every_shipped_folder_has_a_card_that_matches_its_config():
+    cards = pretrained.catalog()
+    assert [c.name for c in cards] == sorted(SHIPPED)
+    ids = {
+        "full": "TwoLink{}-v0",
+        "pendubot": "TwoLinkPendubot{}-v0",
+        "acrobot": "TwoLinkAcrobot{}-v0",
+    }
+    for card in cards:
+        folder = pretrained.pretrained_dir(card.name)
+        cfg = config_from_dict(yaml.safe_load((folder / "config.yaml").read_text()))
+        task, algo, _ = SHIPPED[card.name]
+        assert (card.task, card.algorithm) == (cfg.env.task, algo) == (task.split("_")[0], algo)
+        assert card.actuation == cfg.env.actuation
+        assert card.env_id == ids[card.actuation].format(card.task.capitalize())
+        spec = gym.spec(card.env_id)
+        assert spec.kwargs["task"] == card.task
+        assert spec.kwargs.get("actuation", "full") == card.actuation
+        assert (card.episodes, card.seed) == (cfg.evaluate.episodes, cfg.evaluate.seed)
+        assert 0.0 <= card.success <= 1.0 and card.description and "\n" not in card.description
+        assert set(json.loads((folder / "agent.json").read_text())) == {
+            f.name for f in dataclasses.fields(pretrained.AgentCard)
+        }
+
+
+def test_card_success_is_what_the_agent_scores_on_its_evaluation_set():
+    # measured here again on the card's own set (reach_ppo: short episodes)
+    card = {c.name: c for c in pretrained.catalog()}["reach_ppo"]
+    cfg = config_from_dict(
+        yaml.safe_load((pretrained.pretrained_dir("reach_ppo") / "config.yaml").read_text())
+    )
+    _, (rollouts,) = evaluate_policies(
+        ["pretrained:reach_ppo"], cfg, episodes=card.episodes, seed=card.seed, trajectories=False
+    )
+    assert card.success == rollouts.success.mean()
+
+
+def test_catalog_and_import_need_no_stable_baselines3():
+    code = (
+        "import sys, twolink_gym\n"
+        "from twolink_gym import pretrained\n"
+        "cards = pretrained.catalog()\n"
+        "assert 'stable_baselines3' not in sys.modules and 'torch' not in sys.modules\n"
+        "print(len(cards))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == str(len(SHIPPED))
 
 
 @pytest.mark.parametrize("name", sorted(SHIPPED))
@@ -69,15 +126,60 @@ def test_pretrained_agent_succeeds(name):
 
 
 def test_load_pretrained_from_python_drives_gym_make():
-    agent, env_cfg = load_pretrained("balance_ppo")
-    env = gym.make("TwoLink-v0", **env_cfg.make_kwargs())
+    agent = twolink_gym.load_pretrained("balance_ppo")
+    assert isinstance(agent, PretrainedAgent)
+    assert (agent.name, agent.task, agent.actuation, agent.algorithm) == (
+        "balance_ppo",
+        "balance",
+        "full",
+        "ppo",
+    )
+    assert (agent.env_id, agent.env_kwargs) == ("TwoLinkBalance-v0", {})
+    assert agent.config.env.task == "balance"
+    env = agent.make_env()
+    assert env.spec.id == "TwoLinkBalance-v0"
     obs, _ = env.reset(seed=SEED)
-    for _ in range(500):
+    for _ in range(1000):
         action, _ = agent.predict(obs, deterministic=True)
         obs, _, terminated, truncated, info = env.step(action)
         if terminated or truncated:
             break
     assert truncated and not terminated and info["is_success"]
+
+
+def test_load_pretrained_gives_the_env_of_an_underactuated_and_a_robust_agent():
+    agent = twolink_gym.load_pretrained("swingup_pendubot_ppo")
+    assert (agent.env_id, agent.env_kwargs) == ("TwoLinkPendubotSwingup-v0", {})
+    env = agent.make_env(max_episode_steps=5)
+    assert env.unwrapped.sim.actuation == "pendubot"
+    robust = twolink_gym.load_pretrained("balance_ppo_robust")
+    assert robust.env_kwargs["randomize"] == robust.config.env.randomize
+    assert robust.env_kwargs["obs_noise"] == robust.config.env.obs_noise > 0
+    assert "task" not in robust.env_kwargs and "actuation" not in robust.env_kwargs
+    assert robust.make_env(obs_noise=0.0).unwrapped.sim is not None  # overrides replace
+
+
+def test_load_pretrained_errors_name_the_fix(monkeypatch):
+    with pytest.raises(
+        ValueError, match=r"no pretrained agent 'nope'; shipped agents are .*balance_ppo"
+    ):
+        twolink_gym.load_pretrained("nope")
+    monkeypatch.setitem(sys.modules, "stable_baselines3", None)  # as if not installed
+    with pytest.raises(ImportError, match=r'pip install "twolink-gym\[train\]"'):
+        twolink_gym.load_pretrained("balance_ppo")
+
+
+def test_mismatch_error_lists_only_the_differing_keys_and_suggests_the_agents_config():
+    cfg = load_config(CONFIGS["swingup"])  # the full arm's swing-up
+    with pytest.raises(ValueError) as err:
+        load_policy("pretrained:swingup_pendubot_ppo", cfg.env, TwoLinkEnv(task="swingup"))
+    message = str(err.value)
+    assert "actuation: 'pendubot' (trained) vs 'full' (evaluation)" in message
+    assert "max_torque: [30.0, 10.0] (trained) vs [8.0, 4.0] (evaluation)" in message
+    assert message.count("(trained) vs") == 2  # nothing else differs
+    assert "'dt'" not in message and "substeps" not in message
+    assert "omit the config, the agent carries its own" in message.lower()
+    assert str(pretrained.pretrained_dir("swingup_pendubot_ppo") / "config.yaml") in message
 
 
 def test_unknown_pretrained_name_lists_the_shipped_ones(capsys):

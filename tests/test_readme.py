@@ -1,20 +1,32 @@
-"""The README and docs/*.md stand alone: their Python runs and their links resolve.
+"""The README and the documentation pages stand alone: their Python runs, their links resolve.
 
-Every ```python block of README.md and docs/*.md is run on its own (a fresh
+Every ```python block of README.md and of every written page under docs/ (all
+of docs/**/*.md but the pages generated into docs/results/ and docs/api/,
+which hold no Python and have tests of their own) is run on its own (a fresh
 namespace, rendering through SDL's dummy driver), and every relative link and
 image path is checked to exist in the repository. The pages must not point
-outside the repository.
+outside the repository, and a documentation page must not point outside docs/:
+MkDocs serves only that folder (the README, on GitHub, may point anywhere in
+the repository).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = ROOT / "docs"
+#: Folders of docs/ whose pages are generated (results, API reference), not written.
+GENERATED = ("results", "api")
+DOC_PAGES = sorted(
+    page for page in DOCS.rglob("*.md") if page.relative_to(DOCS).parts[0] not in GENERATED
+)
+PAGES = [ROOT / "README.md", *DOC_PAGES]
 
 _FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 # [text](target) and ![alt](target), the target up to the first space or ')'
@@ -44,12 +56,58 @@ BLOCKS = [
 ]
 
 
+#: Written pages of the documentation site and the least number of Python blocks each holds.
+EXPECTED_PAGES = {
+    "index.md": 0,
+    "getting-started.md": 3,
+    "environments/index.md": 3,
+    "environments/reach.md": 1,
+    "environments/balance.md": 1,
+    "environments/swingup.md": 1,
+    "environments/track.md": 1,
+    "physics.md": 2,
+    "robustness.md": 1,
+    "controllers.md": 1,
+    "training.md": 0,
+    "tuning.md": 0,
+    "speed.md": 0,
+    "writing-a-task.md": 1,
+    "architecture.md": 0,
+    "changelog.md": 0,
+}
+
+
 def test_the_pages_exist_and_have_python() -> None:
-    assert (ROOT / "docs" / "physics.md") in PAGES
     assert len(python_blocks(ROOT / "README.md")) >= 3
-    assert len(python_blocks(ROOT / "docs" / "physics.md")) >= 1
+    for name, least in EXPECTED_PAGES.items():
+        page = DOCS / name
+        assert page in PAGES, f"docs/{name} is missing"
+        assert len(python_blocks(page)) >= least, f"docs/{name}: fewer than {least} Python blocks"
 
 
+def test_generated_pages_are_left_out_and_written_ones_found() -> None:
+    names = {str(p.relative_to(DOCS)) for p in DOC_PAGES}
+    assert "environments/track.md" in names
+    assert not any(n.startswith(("results/", "api/")) for n in names)
+
+
+@pytest.fixture
+def one_torch_thread() -> Iterator[None]:
+    """Run with one torch thread: the suite already runs one process per core (``-n 2``)."""
+    try:
+        import torch
+    except ImportError:  # the blocks that need torch fail on their own import
+        yield
+        return
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+@pytest.mark.usefixtures("one_torch_thread")
 @pytest.mark.parametrize(("page", "line", "code"), BLOCKS)
 def test_python_block_runs(
     page: Path, line: int, code: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
@@ -81,6 +139,16 @@ def test_links_stay_inside_the_repository(page: Path) -> None:
     assert not outside, f"{page.name}: links outside the repository {outside}"
 
 
+@pytest.mark.parametrize("page", DOC_PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_doc_pages_link_only_inside_docs(page: Path) -> None:
+    outside = [
+        t
+        for t in relative_links(page)
+        if not (page.parent / t.split("#", 1)[0]).resolve().is_relative_to(DOCS)
+    ]
+    assert not outside, f"{page.relative_to(ROOT)}: links outside docs/ {outside}"
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_references_to_material_outside_the_repository(page: Path) -> None:
     text = page.read_text(encoding="utf-8").lower()
@@ -95,3 +163,19 @@ def test_the_link_finder_finds_links(tmp_path: Path) -> None:
         '<img src="c.gif">.\n```bash\n[not](a/link.md)\n```\n'
     )
     assert sorted(relative_links(page)) == ["b.png", "c.gif", "docs/a.md#x"]
+
+
+def test_the_configs_table_says_what_the_config_files_say() -> None:
+    """docs/training.md's table of configs: every file, with its task, algorithm and budget."""
+    text = (DOCS / "training.md").read_text(encoding="utf-8")
+    header = "| config | task | algorithm | total_timesteps | n_envs | notes |"
+    rows = {}
+    for line in text[text.index(header) :].split("\n\n", 1)[0].splitlines()[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0].strip("`")] = cells[1:5]
+    assert sorted(rows) == sorted(p.name for p in (ROOT / "configs").glob("*.yaml"))
+    for name, (task, algo, steps, n_envs) in rows.items():
+        cfg = yaml.safe_load((ROOT / "configs" / name).read_text(encoding="utf-8"))
+        assert (cfg["env"]["task"], cfg["algo"]["name"]) == (task, algo), name
+        assert cfg["train"]["total_timesteps"] == int(steps.replace(",", "")), name
+        assert cfg["train"]["n_envs"] == int(n_envs), name

@@ -1,8 +1,8 @@
 """Registration of ``TwoLink-v0`` and the per-task ids: ``gym.make``, ``gym.make_vec``, time limits.
 
 Episode lengths are the documented ones (reach 4 s, balance 10 s at the default
-50 Hz control rate: 200 and 500 steps), typed here from the documentation, not
-read back from the code. Truncation is checked by running episodes to their end
+50 Hz control rate: 200 and 500 steps; ``TwoLink-v0``: 200 steps for every
+task), typed here from the documentation, not read back from the code. Truncation is checked by running episodes to their end
 on an arm in a horizontal plane (``gravity = 0``) held still at the upright
 pose, where neither task can terminate early.
 """
@@ -24,6 +24,7 @@ from twolink_gym import TwoLinkEnv, TwoLinkVectorEnv
 REACH_STEPS = 200  # 4 s at 0.02 s
 BALANCE_STEPS = 500  # 10 s at 0.02 s
 TASK_STEPS = {"reach": REACH_STEPS, "balance": BALANCE_STEPS}
+GENERIC_STEPS = 200  # TwoLink-v0, whatever the task
 CONVENIENCE = {"reach": "TwoLinkReach-v0", "balance": "TwoLinkBalance-v0"}
 UPRIGHT_STILL = [math.pi / 2, 0.0, 0.0, 0.0]
 NO_GRAVITY = {"gravity": 0.0}
@@ -82,12 +83,13 @@ def test_default_task_is_reach():
 
 
 @pytest.mark.parametrize("task", ["reach", "balance"])
-def test_make_gives_the_tasks_episode_length(task):
+def test_twolink_v0_gives_every_task_its_registered_length(task):
     env = gym.make("TwoLink-v0", task=task, params=NO_GRAVITY)
     assert isinstance(env.unwrapped, TwoLinkEnv)
     assert env.unwrapped.task.name == task
-    assert env.spec.max_episode_steps == TASK_STEPS[task]
-    assert _episode_length(env) == TASK_STEPS[task]
+    assert gym.spec("TwoLink-v0").max_episode_steps == GENERIC_STEPS
+    assert env.spec.max_episode_steps == GENERIC_STEPS
+    assert _episode_length(env) == GENERIC_STEPS
 
 
 @pytest.mark.parametrize("task", ["reach", "balance"])
@@ -97,11 +99,16 @@ def test_convenience_id_gives_the_tasks_episode_length(task):
     assert _episode_length(env) == TASK_STEPS[task]
 
 
-def test_episode_length_is_in_seconds():
-    # reach lasts 4 s: 400 steps at dt = 0.01 s, 100 steps at dt = 0.04 s
+def test_a_registered_length_is_in_steps_and_the_tasks_own_length_in_seconds():
+    # a spec's max_episode_steps counts steps whatever dt; the task's own length
+    # (reach: 4 s) is default_max_episode_steps, 400 steps at dt = 0.01 s, 100 at 0.04 s
     for dt, steps in ((0.01, 400), (0.04, 100)):
-        env = gym.make("TwoLink-v0", task="reach", dt=dt, params=NO_GRAVITY)
+        env = gym.make("TwoLinkReach-v0", dt=dt, params=NO_GRAVITY)
+        assert _episode_length(env) == REACH_STEPS
+        assert env.unwrapped.default_max_episode_steps == steps
+        env = gym.make("TwoLinkReach-v0", dt=dt, params=NO_GRAVITY, max_episode_steps=steps)
         assert _episode_length(env) == steps
+        assert TwoLinkVectorEnv(num_envs=1, task="reach", dt=dt).max_episode_steps == steps
 
 
 def _time_limits(env: gym.Env) -> list[int]:
@@ -126,32 +133,38 @@ def test_max_episode_steps_of_a_per_task_id_overrides_longer_and_shorter(task, s
 
 
 @pytest.mark.parametrize("task", ["reach", "balance"])
-@pytest.mark.parametrize("steps", [1, 7, 123])
-def test_max_episode_steps_of_twolink_v0_shortens_episodes(task, steps):
+@pytest.mark.parametrize("steps", [1, 7, 123, 750])
+def test_max_episode_steps_of_twolink_v0_overrides_longer_and_shorter(task, steps):
     env = gym.make("TwoLink-v0", task=task, max_episode_steps=steps, params=NO_GRAVITY)
     assert env.spec.max_episode_steps == steps
     assert _episode_length(env) == steps
+    assert _time_limits(env) == [steps]
 
 
-def test_twolink_v0_episodes_never_exceed_the_tasks_length():
-    # documented: TwoLink-v0's entry point applies the task's length, which
-    # gym.make's max_episode_steps can shorten but not extend (the per-task ids can)
-    env = gym.make(
-        "TwoLink-v0", task="reach", max_episode_steps=REACH_STEPS + 50, params=NO_GRAVITY
-    )
-    assert _episode_length(env) == REACH_STEPS
-    assert _time_limits(env) == [REACH_STEPS + 50, REACH_STEPS]
+def test_twolink_v0_takes_a_longer_episode():
+    # the report of issue 27: the spec said 400 but episodes ended after 200 steps
+    env = gym.make("TwoLink-v0", task="reach", max_episode_steps=400, params=NO_GRAVITY)
+    assert env.spec.max_episode_steps == 400
+    assert _episode_length(env) == 400
 
 
-@pytest.mark.parametrize("task", ["reach", "balance"])
-def test_max_episode_steps_minus_one_means_no_limit(task):
-    env = gym.make(CONVENIENCE[task], max_episode_steps=-1, params=NO_GRAVITY)
+@pytest.mark.parametrize(
+    ("env_id", "task"),
+    [
+        *((CONVENIENCE[t], t) for t in CONVENIENCE),
+        ("TwoLink-v0", "reach"),
+        ("TwoLink-v0", "balance"),
+    ],
+)
+def test_max_episode_steps_minus_one_means_no_limit(env_id, task):
+    env = gym.make(env_id, task=task, max_episode_steps=-1, params=NO_GRAVITY)
     assert _time_limits(env) == []
+    assert env.spec.max_episode_steps is None
     options = {"state": UPRIGHT_STILL}
     if task == "reach":
         options["target"] = [0.0, 2.0]
     env.reset(seed=0, options=options)
-    for _ in range(TASK_STEPS[task] + 50):
+    for _ in range(max(TASK_STEPS[task], GENERIC_STEPS) + 50):
         _, _, terminated, truncated, _ = env.step(np.zeros(2, dtype=np.float32))
         assert not (terminated or truncated)
 
@@ -182,30 +195,32 @@ def test_remake_from_spec_keeps_a_shorter_episode_length():
 
 
 @pytest.mark.parametrize(
-    ("env_id", "task"),
+    ("env_id", "task", "steps"),
     [
-        ("TwoLink-v0", "reach"),
-        ("TwoLink-v0", "balance"),
-        ("TwoLinkReach-v0", "reach"),
-        ("TwoLinkBalance-v0", "balance"),
+        ("TwoLink-v0", "reach", GENERIC_STEPS),
+        ("TwoLink-v0", "balance", GENERIC_STEPS),
+        ("TwoLinkReach-v0", "reach", REACH_STEPS),
+        ("TwoLinkBalance-v0", "balance", BALANCE_STEPS),
     ],
 )
-def test_remake_from_spec_keeps_the_default_episode_length(env_id, task):
+def test_remake_from_spec_keeps_the_default_episode_length(env_id, task, steps):
     env = gym.make(env_id, task=task, params=NO_GRAVITY)
     again = gym.make(env.spec)
-    assert again.spec.max_episode_steps == TASK_STEPS[task]
-    assert _episode_length(again) == TASK_STEPS[task]
+    assert again.spec.max_episode_steps == steps
+    assert _episode_length(again) == steps
 
 
-def test_entry_point_needs_no_gym_make():
-    # the entry point is an ordinary callable: called directly it gives the same env
-    from twolink_gym.registration import make_env
+def test_remake_from_spec_keeps_no_limit():
+    env = gym.make("TwoLink-v0", task="balance", max_episode_steps=-1)
+    assert _time_limits(gym.make(env.spec)) == []
 
-    for task, steps in TASK_STEPS.items():
-        env = make_env(task=task, params=NO_GRAVITY)
-        assert isinstance(env, TimeLimit)
-        assert isinstance(env.unwrapped, TwoLinkEnv)
-        assert _episode_length(env) == steps
+
+@pytest.mark.parametrize("env_id", ["TwoLink-v0", *CONVENIENCE.values()])
+def test_entry_point_is_the_env_class_which_never_truncates(env_id):
+    # every limit is gym.make's one TimeLimit: none hides inside the entry point
+    creator = load_env_creator(gym.spec(env_id).entry_point)
+    assert creator is TwoLinkEnv
+    assert _time_limits(gym.make(env_id)) == [gym.spec(env_id).max_episode_steps]
 
 
 def test_registration_uses_no_frame_inspection():
@@ -314,7 +329,7 @@ def test_make_vec_returns_the_native_vector_env(task):
     assert isinstance(env, TwoLinkVectorEnv)
     assert env.num_envs == 4
     assert env.sim.task.name == task
-    assert env.max_episode_steps == TASK_STEPS[task]
+    assert env.max_episode_steps == GENERIC_STEPS
     assert env.metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP
 
 
@@ -341,8 +356,13 @@ def test_make_vec_passes_kwargs():
     assert env.max_episode_steps == 9
     assert env.sim.params.m2 == 0.5
     assert env.metadata["autoreset_mode"] is AutoresetMode.SAME_STEP
-    # a balance episode lasts 10 s: 1000 steps at dt = 0.01
-    assert gym.make_vec("TwoLink-v0", num_envs=2, task="balance", dt=0.01).max_episode_steps == 1000
+    # the id's registered length, as gym.make gives it; the task's own length
+    # (balance: 10 s, 1000 steps at dt = 0.01) when the vector env is built directly
+    assert (
+        gym.make_vec("TwoLink-v0", num_envs=2, task="balance", dt=0.01).max_episode_steps
+        == GENERIC_STEPS
+    )
+    assert TwoLinkVectorEnv(num_envs=2, task="balance", dt=0.01).max_episode_steps == 1000
 
 
 def test_make_vec_sync_mode_wraps_single_envs_with_their_time_limit():

@@ -520,6 +520,70 @@ def test_readout_is_drawn_in_the_corner():
     r.close()
 
 
+def test_readout_lines_name_the_task_motors_and_values():
+    r = ArmRenderer(ArmParams(), make_task("swingup"), "rgb_array", 50, actuated=(1,))
+    top, bottom = r.readout(1.234, -0.5, [3.04, -1.26])
+    assert top == ["task: swingup", "t = 1.23 s", "reward = -0.500"]
+    assert bottom == ["motor: elbow only", "torque = (+3.0, -1.3) N m"]
+    r.close()
+
+
+def _text_coverage(frame_region: np.ndarray) -> np.ndarray:
+    """Ink coverage in [0, 1] of readout text on the background, shape ``(rows, cols)``."""
+    bg = np.array(Colors.background, dtype=float)
+    ink = np.array(Colors.text, dtype=float)
+    return np.clip(((bg - frame_region) / (bg - ink)).mean(axis=-1), 0.0, 1.0)
+
+
+def _ink_box(a: np.ndarray) -> np.ndarray:
+    rows = np.flatnonzero(a.max(axis=1) > 0.1)
+    cols = np.flatnonzero(a.max(axis=0) > 0.1)
+    return a[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1]
+
+
+def _shifted(a: np.ndarray, dy: float, dx: float) -> np.ndarray:
+    """``a`` moved by ``(dy, dx)`` pixels, linearly interpolated, zeros outside."""
+    rows, cols = np.arange(a.shape[0]), np.arange(a.shape[1])
+    a = np.array([np.interp(cols - dx, cols, row, left=0.0, right=0.0) for row in a])
+    return np.array([np.interp(rows - dy, rows, col, left=0.0, right=0.0) for col in a.T]).T
+
+
+@pytest.mark.parametrize(("side", "font_size"), [(500, 22), (400, 18)])
+def test_readout_letters_keep_the_fonts_own_spacing(side, font_size):
+    # "task: sw ingup": drawn at its small size, the font snapped each letter to
+    # whole pixels and opened uneven gaps. The reference is the same line typeset
+    # 8 times larger (where whole-pixel snapping is negligible) and averaged over
+    # 8 x 8 blocks; the readout must match it up to a sub-pixel shift.
+    import pygame
+
+    pygame.font.init()
+    r = ArmRenderer(ArmParams(), make_task("swingup"), "rgb_array", 50, size=(side, side))
+    frame = r.draw(HANG, np.zeros(0), time=0.0, reward=0.0).astype(float)
+    r.close()
+    k = 8
+    # the readout's size: 4.4 % of the smaller frame side (pygame's default font)
+    big = pygame.font.Font(None, k * font_size).render("task: swingup", True, (0, 0, 0))
+    alpha = pygame.surfarray.array_alpha(big).T / 255.0
+    alpha = np.pad(alpha, ((0, -alpha.shape[0] % k), (0, -alpha.shape[1] % k)))
+    reference = _ink_box(
+        alpha.reshape(alpha.shape[0] // k, k, alpha.shape[1] // k, k).mean(axis=(1, 3))
+    )
+    # the first line of the top-left readout, above the "t = ..." line
+    line = _text_coverage(frame[: 8 + reference.shape[0] + 2, : reference.shape[1] + 30])
+    drawn = _ink_box(line)
+    h = max(drawn.shape[0], reference.shape[0]) + 4
+    w = max(drawn.shape[1], reference.shape[1]) + 4
+    a, b = np.zeros((h, w)), np.zeros((h, w))
+    a[2 : 2 + drawn.shape[0], 2 : 2 + drawn.shape[1]] = drawn
+    b[2 : 2 + reference.shape[0], 2 : 2 + reference.shape[1]] = reference
+    shifts = np.arange(-1.0, 1.01, 0.25)
+    mismatch = (
+        min(np.abs(_shifted(a, dy, dx) - b).sum() for dy in shifts for dx in shifts) / b.sum()
+    )
+    # letters drawn at whole-pixel positions: 0.6 to 0.9; at the font's spacing: below 0.35
+    assert mismatch < 0.45
+
+
 # -- track -------------------------------------------------------------------
 def circle_reference(t: float) -> np.ndarray:
     """The reference of ``options={"path": "circle"}`` at time ``t`` [s], by hand.

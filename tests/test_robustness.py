@@ -340,13 +340,18 @@ def test_cli_end_to_end_and_its_errors(tmp_path: Path, capsys: pytest.CaptureFix
     for p in data["policies"]:
         rates = [p["success"][n] for n in names[1:]]
         assert p["score"] == pytest.approx(np.mean(rates))  # one group: the mean
-    assert data["machine"]["cpus"] >= 1
+    timing = json.loads((out / "timing.json").read_text())
+    assert timing["machine"]["cpus"] >= 1 and set(timing["wall_time_s"]) == {"lqr", "pd_gravity"}
+    assert "machine" not in data  # the results hold nothing that differs between runs
     assert (out / "table.md").read_text().count("\n| ") >= len(names)
     assert (out / "robustness.png").stat().st_size > 1000
     # an existing result is kept unless --overwrite
     before = (out / "robustness.json").read_text()
     assert main(args) == 2
     assert "--overwrite" in capsys.readouterr().err
+    assert (out / "robustness.json").read_text() == before
+    # a re-run reproduces the results file byte for byte
+    assert main([*args, "--overwrite"]) == 0
     assert (out / "robustness.json").read_text() == before
     assert main([*args, "--overwrite"]) == 0
 

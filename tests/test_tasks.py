@@ -376,7 +376,7 @@ def test_balance_success_is_upright_and_still(state, success):
 
 
 def test_balance_success_at_the_end_of_a_full_episode():
-    env = gym.make("TwoLink-v0", task="balance", params=NO_GRAVITY.to_dict())
+    env = gym.make("TwoLinkBalance-v0", params=NO_GRAVITY.to_dict())
     env.reset(seed=0, options={"state": _upright_with_tilts(0.0, 0.0)})
     steps = 0
     while True:

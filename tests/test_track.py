@@ -50,7 +50,10 @@ def test_registered_and_passes_gymnasium_env_checker():
     env = gym.make("TwoLinkTrack-v0")
     assert env.spec.max_episode_steps == 500  # 10 s at 50 Hz
     check_env(env.unwrapped, skip_render_check=True)
-    env2 = gym.make("TwoLink-v0", task="track", task_options={"seconds": 4.0})
+    # a 4 s path: the task's own length at 50 Hz is 200 steps, which a user passes on
+    short = {"seconds": 4.0}
+    assert TwoLinkEnv(task="track", task_options=short).default_max_episode_steps == 200
+    env2 = gym.make("TwoLinkTrack-v0", task_options=short, max_episode_steps=200)
     env2.reset(seed=0)
     steps = 0
     truncated = False
@@ -86,7 +89,7 @@ def test_reference_and_observation_follow_the_path_in_closed_form():
 
 def test_rms_and_max_error_and_success_from_the_tip_history():
     tolerance = 0.3
-    env = gym.make("TwoLink-v0", task="track", task_options={"tolerance": tolerance})
+    env = gym.make("TwoLinkTrack-v0", task_options={"tolerance": tolerance})
     _, info = env.reset(seed=5)
     errors = [np.linalg.norm(info["reference"] - info["tip"])]
     rng = np.random.default_rng(1)
@@ -317,11 +320,11 @@ def looping_env():
     """The looping-path exercise's arm and its 60 s path, through the env."""
     params = ArmParams.uniform_rods(m1=1.0, m2=10.0, l1=0.5, l2=0.5, friction1=0.0, friction2=0.0)
     env = gym.make(
-        "TwoLink-v0",
-        task="track",
+        "TwoLinkTrack-v0",
         params=params,
         max_torque=(500.0, 500.0),
         task_options={"seconds": 60.0, "init_angle_noise": 0.0, "init_speed_noise": 0.0},
+        max_episode_steps=3000,  # the whole 60 s path at 50 Hz
     )
     return env
 

@@ -174,7 +174,7 @@ def test_policies_face_identical_episodes(tmp_path: Path) -> None:
 def test_metrics_match_an_independent_single_env_rollout(tmp_path: Path) -> None:
     cfg = tiny_config(tmp_path, "balance", "ppo")
     episodes, (r,) = evaluate_policies(["lqr"], cfg, episodes=3)
-    env = gym.make("TwoLink-v0", task="balance")
+    env = gym.make("TwoLinkBalance-v0")  # the task's own episode length (500 steps)
     policy = load_policy("lqr", cfg.env, env).predictor
     max_torque = np.array(cfg.env.resolved_max_torque)
     for i in range(3):

@@ -165,6 +165,37 @@ def test_same_seed_and_actions_give_identical_rollouts_and_seeds_differ():
 # -- autoreset and per-copy time limits ------------------------------------------------------
 
 
+@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
+def test_max_episode_steps_minus_one_means_no_limit(mode):
+    # Gymnasium's convention, as gym.make_vec passes it: the balance task's 500
+    # steps and beyond without a truncation
+    env = TwoLinkVectorEnv(
+        num_envs=2, task="balance", params=NO_GRAVITY, max_episode_steps=-1, autoreset_mode=mode
+    )
+    assert env.max_episode_steps is None
+    env.reset(seed=0, options={"state": [math.pi / 2, 0.0, 0.0, 0.0]})
+    for _ in range(600):
+        _, _, terminated, truncated, info = env.step(np.zeros((2, 2)))
+        assert not (terminated.any() or truncated.any())
+    np.testing.assert_allclose(info["time"], 600 * 0.02)
+
+
+@pytest.mark.parametrize("options", [[1, 2], "state", 0])
+def test_reset_rejects_options_that_are_not_a_dict(options):
+    env = TwoLinkVectorEnv(num_envs=2, task="reach")
+    env.reset(seed=4)
+    before = env.np_random.bit_generator.state
+    state = env.state
+    with pytest.raises(
+        ValueError,
+        match=r"options must be a dict \(or None\).*valid keys for task 'reach' are "
+        r"\['goal', 'state', 'target'\]",
+    ):
+        env.reset(seed=7, options=options)
+    assert env.np_random.bit_generator.state == before
+    np.testing.assert_array_equal(env.state, state)
+
+
 def test_per_copy_time_limits_and_next_step_autoreset_by_hand():
     # Copy 0 starts fallen (terminates on step 1); copies 1 and 2 start upright in a
     # horizontal-plane arm and never fall. With a 5-step limit:
@@ -361,8 +392,13 @@ def test_bad_num_envs(num_envs):
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"max_episode_steps": 0}, "max_episode_steps"),
+        (
+            {"max_episode_steps": 0},
+            r"max_episode_steps must be a positive integer, -1 \(no limit\)",
+        ),
+        ({"max_episode_steps": -2}, "max_episode_steps"),
         ({"max_episode_steps": 2.5}, "max_episode_steps"),
+        ({"max_episode_steps": True}, "max_episode_steps"),
         ({"autoreset_mode": "Sometimes"}, "autoreset_mode"),
         ({"autoreset_mode": "Disabled"}, "autoreset_mode|not supported"),
         ({"render_mode": "human"}, "render_mode"),

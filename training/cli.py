@@ -6,24 +6,42 @@ Examples::
     twolink train configs/reach_ppo.yaml --set train.seed=3
     twolink train configs/reach_ppo.yaml --resume runs/reach_ppo_s0   # after Ctrl-C, or for more steps
     twolink train configs/reach_ppo.yaml --resume runs/reach_ppo_s0/checkpoints/model_250000_steps.zip
+    twolink agents                                   # the shipped agents (--json)
+    twolink evaluate pretrained:balance_ppo lqr      # the agent's own env and episodes
+    twolink evaluate --task balance lqr pd_gravity   # controllers need no config
     twolink evaluate configs/balance_ppo.yaml runs/balance_ppo_s0 lqr --out results/
     twolink compare configs/reach_ppo.yaml runs/reach_ppo_s0 runs/reach_sac_s0 --out docs/results/reach
-    twolink record configs/reach_ppo.yaml runs/reach_ppo_s0 --out reach.gif --episode 0
-    twolink robustness configs/balance_ppo.yaml auto pretrained:balance_ppo --out results/rob
+    twolink record pretrained:reach_sac --out reach.gif --episode 0
+    twolink robustness pretrained:balance_ppo auto --episodes 20
     twolink tune configs/reach_sac.yaml --trials 40 --workers 2 --report
+
+``evaluate``, ``compare``, ``record`` and ``robustness`` take the environment
+from a config (the first argument, when it is a YAML file), from ``--task``,
+or from the first agent that carries its config (``pretrained:NAME``, a run
+folder, an exported agent); their results go to the evaluated run's own folder,
+else to ``<output dir>/<command>/<name>`` (:func:`default_output`).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from twolink_gym.training.config import ConfigError, RunConfig, load_config
+from twolink_gym.training.config import (
+    ConfigError,
+    EvalConfig,
+    RunConfig,
+    apply_overrides,
+    eval_config_from_dict,
+    load_config,
+    load_eval_config,
+)
 
 if TYPE_CHECKING:
     from twolink_gym.training.stats import SeedStatistics
@@ -34,6 +52,176 @@ __all__ = ["main"]
 
 def _config(args: argparse.Namespace) -> RunConfig:
     return load_config(args.config, args.set or ())
+
+
+#: The commands that evaluate policies: an optional config, then policies.
+EVALUATION_COMMANDS = ("evaluate", "compare", "record", "robustness")
+#: The folder each evaluation command writes into inside an evaluated run folder.
+RUN_SUBFOLDER = {"evaluate": "evaluation", "compare": "compare", "robustness": "robustness"}
+#: The prefix of a shipped agent in a policy string.
+PRETRAINED = "pretrained:"
+_CONFIG_SUFFIXES = (".yaml", ".yml")
+
+
+@dataclasses.dataclass(frozen=True)
+class EvaluationSetup:
+    """What an evaluation command runs: the config, the policies, the name of its results.
+
+    Attributes
+    ----------
+    cfg : EvalConfig
+        The environment and the episode set.
+    policies : list of str
+        The policy strings as given.
+    name : str
+        What set the environment: the config file's name (its folder's for a
+        run's ``config.yaml``), the task of ``--task`` (``<task>_<actuation>``
+        for an underactuated arm), or the agent whose config was used.
+    """
+
+    cfg: EvalConfig
+    policies: list[str]
+    name: str
+
+
+def _is_config(item: str) -> bool:
+    """Whether a positional argument names a config: a YAML file, or another existing file."""
+    path = Path(item)
+    if path.suffix.lower() in _CONFIG_SUFFIXES:
+        return True
+    return path.is_file() and path.suffix.lower() != ".zip"
+
+
+def _config_name(path: Path) -> str:
+    """``configs/balance_ppo.yaml`` → ``balance_ppo``; a run's ``config.yaml`` → the run's name."""
+    if path.stem == "config" and path.resolve().parent.name:
+        return path.resolve().parent.name
+    return path.stem
+
+
+def _agent_config(spec: str) -> tuple[Path, str] | None:
+    """The ``config.yaml`` an agent carries, and the agent's name; ``None`` for a controller."""
+    if spec.startswith(PRETRAINED):
+        from twolink_gym import pretrained
+
+        name = spec[len(PRETRAINED) :]
+        return pretrained.pretrained_dir(name) / "config.yaml", name
+    path = Path(spec)
+    if path.is_dir():
+        folder = path
+    elif path.is_file() and path.suffix.lower() == ".zip":
+        folder = path.parent.parent if path.parent.name == "checkpoints" else path.parent
+    else:
+        return None
+    config = folder / "config.yaml"
+    return (config, folder.resolve().name) if config.is_file() else None
+
+
+def evaluation_setup(
+    items: Sequence[str],
+    overrides: Sequence[str] = (),
+    *,
+    task: str | None = None,
+    actuation: str | None = None,
+) -> EvaluationSetup:
+    """The config and policies of ``twolink evaluate|compare|record|robustness``.
+
+    Parameters
+    ----------
+    items : sequence of str
+        The positional arguments: an optional config first (a ``.yaml``/``.yml``
+        file, or any existing file but a ``.zip``), then policy strings.
+    overrides : sequence of str
+        ``--set`` values, applied to whichever config is used.
+    task, actuation : str, optional
+        ``--task`` and ``--actuation``: a config of that env alone (instead of a
+        config file).
+
+    Returns
+    -------
+    EvaluationSetup
+        The environment comes from the config file, else from ``--task``, else
+        from the first agent among the policies that carries its config
+        (``pretrained:NAME``, a run folder or a model inside one, an exported
+        agent). With a config or ``--task``, each agent is checked against that
+        environment when it is loaded.
+
+    Raises
+    ------
+    ValueError
+        If both a config and ``--task`` are given, ``--actuation`` comes without
+        ``--task``, or nothing gives the environment.
+    ConfigError
+        If the config (or ``--task`` with ``--set``) is invalid.
+    """
+    items = list(items)
+    config = items.pop(0) if items and _is_config(items[0]) else None
+    if actuation is not None and task is None:
+        raise ValueError(
+            "--actuation goes with --task (a config sets env.actuation; --set env.actuation=... "
+            "changes it)"
+        )
+    if config is not None and task is not None:
+        raise ValueError(
+            f"give either a config ({config}) or --task {task}, not both (--set env.task=... "
+            "changes a config's task)"
+        )
+    if config is not None:
+        path = Path(config)
+        return EvaluationSetup(load_eval_config(path, overrides), items, _config_name(path))
+    if task is not None:
+        arm = actuation or "full"
+        source = f"--task {task}" + (f" --actuation {actuation}" if actuation else "")
+        data = apply_overrides({"env": {"task": task, "actuation": arm}}, overrides, source)
+        if overrides:
+            source += f" (with overrides {list(overrides)})"
+        name = task if arm == "full" else f"{task}_{arm}"
+        return EvaluationSetup(eval_config_from_dict(data, source), items, name)
+    for spec in items:
+        found = _agent_config(spec)
+        if found is not None:
+            path, name = found
+            return EvaluationSetup(load_eval_config(path, overrides), items, name)
+    raise ValueError(
+        "nothing gives the environment to evaluate on: give a config first (e.g. "
+        "configs/balance_ppo.yaml, or a config with only env: {task: balance}), --task TASK "
+        "[--actuation full|acrobot|pendubot], or an agent that carries its config "
+        "(pretrained:NAME, see `twolink agents`; a run folder)"
+    )
+
+
+def _run_folder(spec: str) -> Path | None:
+    """The training run folder a policy string names (the folder, or a model inside it)."""
+    if spec.startswith(PRETRAINED):
+        return None
+    path = Path(spec)
+    if path.is_dir():
+        return path if (path / "model.zip").is_file() else None
+    if path.is_file() and path.suffix.lower() == ".zip":
+        folder = path.parent.parent if path.parent.name == "checkpoints" else path.parent
+        return folder if (folder / "config.yaml").is_file() else None
+    return None
+
+
+def default_output(command: str, setup: EvaluationSetup, policies: Sequence[str]) -> Path:
+    """Where ``command`` writes its results when no ``--out`` is given.
+
+    Into the evaluated run's own folder (``<run>/evaluation``, ``<run>/compare``,
+    ``<run>/robustness``) when exactly one run folder (or a model inside one) is
+    among ``policies``; otherwise ``<output dir>/<command>/<name>``, where the
+    output dir is the config's ``train.output_dir`` (``runs`` for a config
+    without one) and the name is :attr:`EvaluationSetup.name`. Never a run
+    folder that does not exist.
+    """
+    runs = {folder.resolve(): folder for spec in policies if (folder := _run_folder(spec))}
+    if len(runs) == 1:
+        (run,) = runs.values()
+        return run / RUN_SUBFOLDER[command]
+    return setup.cfg.output_dir / command / setup.name
+
+
+def _setup(args: argparse.Namespace) -> EvaluationSetup:
+    return evaluation_setup(args.items, args.set or (), task=args.task, actuation=args.actuation)
 
 
 def _version() -> str:
@@ -84,6 +272,72 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     )
 
 
+#: How the evaluation commands' help names the policies they take.
+POLICY_HELP = (
+    "controller names (lqr, ...), 'auto' (every controller for the task and actuation), "
+    "pretrained:NAME (a shipped agent, see `twolink agents`), run folders, exported agent "
+    "folders or model .zip files"
+)
+
+
+def _evaluation_parser(
+    sub: Any, command: str, help: str, description: str, policies: str | int
+) -> argparse.ArgumentParser:
+    """A sub-command that takes an optional config, then policies (``items``)."""
+    outputs = (
+        ""
+        if command == "record"
+        else (
+            f" Results go to --out; by default into the evaluated run's own folder "
+            f"(<run>/{RUN_SUBFOLDER[command]}) when exactly one run folder (or a model in one) "
+            f"is evaluated, else to <output dir>/{command}/<name> (output dir: the config's "
+            "train.output_dir, or runs; name: the config file's, the task's, or the agent's "
+            "whose config was used). A failed command writes nothing."
+        )
+    )
+    p: argparse.ArgumentParser = sub.add_parser(
+        command,
+        help=help,
+        description=description
+        + " The environment comes from CONFIG (a YAML file: a training config, or one with "
+        "only env: and optionally evaluate:), else from --task, else from the first agent "
+        "that carries its config (pretrained:NAME, a run folder, an exported agent). With a "
+        "config or --task, every agent must have been trained on that environment." + outputs,
+    )
+    p.add_argument(
+        "config",
+        nargs="?",
+        metavar="CONFIG",
+        help="YAML config (configs/*.yaml, a run's config.yaml, or env: alone); optional",
+    )
+    one = (
+        "one policy: a controller name (lqr, ...), pretrained:NAME (a shipped agent, see "
+        "`twolink agents`), a run folder, an exported agent folder or a model .zip"
+    )
+    p.add_argument(
+        "items", nargs=policies, metavar="POLICY", help=one if policies == 1 else POLICY_HELP
+    )
+    p.add_argument(
+        "--task",
+        metavar="TASK",
+        help="evaluate on this task's default env instead of a config (reach, balance, "
+        "swingup, track)",
+    )
+    p.add_argument(
+        "--actuation",
+        metavar="A",
+        help="with --task: full (default), acrobot (elbow motor only) or pendubot "
+        "(shoulder motor only)",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="SECTION.KEY=VALUE",
+        help="override one config value (YAML syntax), e.g. --set evaluate.episodes=20; repeatable",
+    )
+    return p
+
+
 def _add_overwrite(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--overwrite",
@@ -121,10 +375,13 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from twolink_gym.training.compare import markdown_table
     from twolink_gym.training.evaluate import evaluate_policies, summarize
 
-    cfg = _config(args)
-    out = args.out or (cfg.run_dir / "evaluation")
+    setup = _setup(args)
+    if not setup.policies:
+        raise ValueError("give at least one policy to evaluate (after the config, if any)")
+    cfg = setup.cfg
+    out = Path(args.out) if args.out else default_output("evaluate", setup, setup.policies)
     episodes, results = evaluate_policies(
-        args.policies, cfg, out, episodes=args.episodes, seed=args.seed
+        setup.policies, cfg, out, episodes=args.episodes, seed=args.seed
     )
     if args.json:
         for r in results:
@@ -142,9 +399,18 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from twolink_gym.training.compare import compare
 
-    cfg = _config(args)
-    agents = args.agents or [str(cfg.run_dir)]
-    out = Path(args.out or (cfg.run_dir / "compare"))
+    setup = _setup(args)
+    cfg = setup.cfg
+    agents = setup.policies
+    if not agents and isinstance(cfg, RunConfig):  # a training config: its own run
+        if not (cfg.run_dir / "model.zip").is_file():
+            raise ValueError(
+                f"no agents given, and the config's own run folder {cfg.run_dir} holds no "
+                "model.zip: train it first (twolink train CONFIG), or name the agents "
+                "to compare (pretrained:NAME, run folders, model .zip files)"
+            )
+        agents = [str(cfg.run_dir)]
+    out = Path(args.out) if args.out else default_output("compare", setup, agents)
     table, _, _ = compare(
         cfg,
         agents,
@@ -162,13 +428,16 @@ def cmd_robustness(args: argparse.Namespace) -> int:
     from twolink_gym.training.conditions import parse_levels
     from twolink_gym.training.robustness import check_output, robustness, write_results
 
-    cfg = _config(args)
+    setup = _setup(args)
+    if not setup.policies:
+        raise ValueError("give at least one policy (after the config, if any)")
+    cfg = setup.cfg
     levels = parse_levels(args.levels or ())
-    out = Path(args.out or (cfg.run_dir / "robustness"))
+    out = Path(args.out) if args.out else default_output("robustness", setup, setup.policies)
     check_output(out, args.overwrite)
     result = robustness(
         cfg,
-        args.policies,
+        setup.policies,
         kinds=args.conditions,
         levels=levels,
         episodes=args.episodes,
@@ -176,7 +445,7 @@ def cmd_robustness(args: argparse.Namespace) -> int:
     )
     table = write_results(result, out)
     print(table, end="")
-    print(f"robustness.json, table.md and robustness.png in {out}/")
+    print(f"robustness.json, table.md, robustness.png and timing.json in {out}/")
     return 0
 
 
@@ -186,7 +455,13 @@ def cmd_record(args: argparse.Namespace) -> int:
     from twolink_gym.training.policies import load_policy
     from twolink_gym.training.record import check_video_path, record_episode
 
-    cfg = _config(args)
+    setup = _setup(args)
+    if len(setup.policies) != 1:
+        raise ValueError(
+            f"twolink record records one policy (after the config, if any), got {setup.policies}"
+        )
+    (spec,) = setup.policies
+    cfg = setup.cfg
     check_video_path(args.out, "--out")
     n = cfg.evaluate.episodes
     if not 0 <= args.episode < n:
@@ -199,10 +474,10 @@ def cmd_record(args: argparse.Namespace) -> int:
     kwargs = cfg.env.make_kwargs()
     if cfg.env.max_episode_steps is not None:
         kwargs["max_episode_steps"] = cfg.env.max_episode_steps
-    # the per-task id takes any episode length (TwoLink-v0 can only shorten it)
+    # the per-task id carries the task's own episode length (TwoLink-v0: 200 steps)
     env = gym.make(CONVENIENCE_IDS[kwargs.pop("task")], render_mode="rgb_array", **kwargs)
     try:
-        policy = load_policy(args.policy, cfg.env, env)
+        policy = load_policy(spec, cfg.env, env)
         episodes = draw_episodes(cfg.env, args.episode + 1, cfg.evaluate.seed)
         options = {k: v[args.episode] for k, v in episodes.options().items()}
         path = record_episode(
@@ -217,6 +492,38 @@ def cmd_record(args: argparse.Namespace) -> int:
     finally:
         env.close()
     print(f"{policy.label}: episode {args.episode} of the evaluation set written to {path}")
+    return 0
+
+
+def cmd_agents(args: argparse.Namespace) -> int:
+    from twolink_gym import pretrained
+
+    cards = pretrained.catalog()
+    if args.json:
+        print(json.dumps([dataclasses.asdict(card) for card in cards], indent=2))
+        return 0
+    header = ("name", "task", "actuation", "algorithm", "env id", "success")
+    rows = [
+        (
+            card.name,
+            card.task,
+            card.actuation,
+            card.algorithm,
+            card.env_id,
+            "not measured"
+            if card.success is None
+            else f"{100 * card.success:.0f}% of {card.episodes} (seeds {card.seed}..)",
+        )
+        for card in cards
+    ]
+    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
+    for row in (header, tuple("-" * w for w in widths), *rows):
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    print(
+        "\nsuccess: the fraction of the agent's fixed evaluation episodes it succeeds on "
+        "(deterministic actions).\nUse an agent as pretrained:NAME (twolink evaluate "
+        "pretrained:balance_ppo), or from Python: twolink_gym.load_pretrained(NAME)."
+    )
     return 0
 
 
@@ -405,48 +712,57 @@ def build_parser() -> argparse.ArgumentParser:
     _add_overwrite(p)
     p.set_defaults(func=cmd_train)
 
-    p = sub.add_parser("evaluate", help="evaluate policies on the config's fixed episode set")
-    _add_common(p)
-    p.add_argument(
-        "policies", nargs="+", help="controller names, 'auto', run folders or model .zip files"
+    p = _evaluation_parser(
+        sub,
+        "evaluate",
+        "evaluate policies on a fixed episode set (controllers, pretrained:NAME, runs)",
+        "Run every policy deterministically on the same fixed episodes (drawn from "
+        "evaluate.seed) and print a table; write per-episode CSV and summary.json.",
+        "+",
     )
     p.add_argument("--episodes", type=_integer(1), help="number of episodes (default: config)")
     p.add_argument("--seed", type=_integer(0), help="first episode seed (default: config)")
-    p.add_argument("--out", help="output folder (default: <run folder>/evaluation)")
+    p.add_argument(
+        "--out", help="output folder (default: <run>/evaluation or <output dir>/evaluate/<name>)"
+    )
     p.add_argument(
         "--json", action="store_true", help="print one JSON line per policy instead of the table"
     )
     p.set_defaults(func=cmd_evaluate)
 
-    p = sub.add_parser("compare", help="compare agents and classical controllers")
-    _add_common(p)
-    p.add_argument(
-        "agents",
-        nargs="*",
-        help="run folders, models or pretrained:NAME (default: the config's run)",
+    p = _evaluation_parser(
+        sub,
+        "compare",
+        "compare agents and classical controllers (table, plots)",
+        "Evaluate the agents and the classical controllers on one fixed episode set and "
+        "write the comparison: table.md, field_metrics.md, learning curves, distributions, "
+        "an example trajectory. Without agents, a training config's own run is compared.",
+        "*",
     )
-    p.add_argument("--controllers", nargs="*", help="controller names or 'auto' (default: config)")
+    p.add_argument(
+        "--controllers",
+        nargs="*",
+        metavar="NAME",
+        help="controller names or 'auto' (default: the config's evaluate.controllers)",
+    )
     p.add_argument("--episodes", type=_integer(1), help="number of episodes (default: config)")
-    p.add_argument("--out", help="output folder (default: <run folder>/compare)")
+    p.add_argument(
+        "--out", help="output folder (default: <run>/compare or <output dir>/compare/<name>)"
+    )
     p.add_argument(
         "--no-trajectories", action="store_true", help="skip the per-policy trajectories.npz"
     )
     p.set_defaults(func=cmd_compare)
 
-    p = sub.add_parser(
+    p = _evaluation_parser(
+        sub,
         "robustness",
-        help="success of policies under model mismatch, noise, slow motors and delay",
-        description="Run every policy on the config's evaluation episodes nominally and "
-        "under each condition (one variation of the true arm, its sensors or motors at a "
-        "time; controllers keep the config's arm as their model) and report success per "
-        "condition and a robustness score in [0, 1] (README, Robustness).",
-    )
-    _add_common(p)
-    p.add_argument(
-        "policies",
-        nargs="+",
-        help="controller names, 'auto', pretrained:NAME, run folders, exported agents or "
-        "model .zip files",
+        "success of policies under model mismatch, noise, slow motors and delay",
+        "Run every policy on the evaluation episodes nominally and under each condition "
+        "(one variation of the true arm, its sensors or motors at a time; controllers keep "
+        "the config's arm as their model) and report success per condition and a "
+        "robustness score in [0, 1] (docs/robustness.md).",
+        "+",
     )
     p.add_argument(
         "--conditions",
@@ -463,18 +779,25 @@ def build_parser() -> argparse.ArgumentParser:
         "obs_noise=0.02 action_delay=1,2,3",
     )
     p.add_argument("--episodes", type=_integer(1), help="number of episodes (default: config)")
-    p.add_argument("--out", help="output folder (default: <run folder>/robustness)")
+    p.add_argument(
+        "--out",
+        help="output folder (default: <run>/robustness or <output dir>/robustness/<name>)",
+    )
     p.add_argument(
         "--overwrite",
         action="store_true",
-        help="replace the results in --out (default: refuse if it holds some)",
+        help="replace the results in the output folder (default: refuse if it holds some)",
     )
     p.set_defaults(func=cmd_robustness)
 
-    p = sub.add_parser("record", help="record one evaluation episode of a policy as GIF/MP4")
-    _add_common(p)
-    p.add_argument("policy", help="controller name, run folder or model .zip")
-    p.add_argument("--out", required=True, help="output .gif or .mp4")
+    p = _evaluation_parser(
+        sub,
+        "record",
+        "record one evaluation episode of a policy as GIF/MP4",
+        "Record episode --episode of the evaluation set (what evaluate runs) of one policy.",
+        1,
+    )
+    p.add_argument("--out", required=True, help="output file, .gif or .mp4")
     p.add_argument(
         "--episode",
         type=_integer(0),
@@ -486,6 +809,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-steps", type=_integer(1), help="stop after this many steps (default: episode)"
     )
     p.set_defaults(func=cmd_record)
+
+    p = sub.add_parser(
+        "agents",
+        help="list the shipped agents (use them as pretrained:NAME)",
+        description="List the agents shipped with the package: name (use it as "
+        "pretrained:NAME), task, actuation, algorithm, Gymnasium id and success rate on "
+        "their fixed evaluation set.",
+    )
+    p.add_argument("--json", action="store_true", help="print a JSON list instead of the table")
+    p.set_defaults(func=cmd_agents)
 
     p = sub.add_parser(
         "run",
@@ -560,7 +893,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--space",
         metavar="FILE",
-        help="YAML search space replacing the algorithm's default (README, Tuning)",
+        help="YAML search space replacing the algorithm's default (docs/tuning.md)",
     )
     p.add_argument(
         "--seed",
@@ -607,7 +940,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``twolink`` command."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if args.command in EVALUATION_COMMANDS:
+        # policies may follow options (`evaluate CONFIG --episodes 2 lqr`): argparse hands
+        # back those after the first run of positionals as unknown
+        if any(item.startswith("-") for item in extra):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.items = ([args.config] if args.config is not None else []) + args.items + extra
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return int(args.func(args))
     except (ConfigError, ValueError, FileNotFoundError, FileExistsError) as exc:

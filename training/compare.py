@@ -24,7 +24,7 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
 import numpy as np
-from twolink_gym.training.config import RunConfig
+from twolink_gym.training.config import EvalConfig
 from twolink_gym.training.evaluate import (
     DISTANCE_UNIT,
     EpisodeSet,
@@ -32,7 +32,9 @@ from twolink_gym.training.evaluate import (
     evaluate_policies,
     format_value,
     settle_tolerance,
+    staged_output,
     summarize,
+    write_evaluation,
 )
 
 __all__ = [
@@ -240,7 +242,7 @@ def plot_trajectory(
 
 
 def compare(
-    cfg: RunConfig,
+    cfg: EvalConfig,
     agents: Sequence[str | Path],
     out_dir: str | Path,
     *,
@@ -252,13 +254,13 @@ def compare(
 
     Parameters
     ----------
-    cfg : RunConfig
+    cfg : EvalConfig
         Environment and episode set (``evaluate`` section).
     agents : sequence of str or path
         Trained agents: run folders, model files, exported agent folders or
         shipped agents ``pretrained:NAME``.
     out_dir : path
-        Output folder.
+        Output folder, written once every policy has run (a failure writes nothing).
     controllers : sequence of str, optional
         Controller names or ``"auto"`` (default: ``cfg.evaluate.controllers``).
     episodes : int, optional
@@ -273,14 +275,25 @@ def compare(
     episode_set : EpisodeSet
     results : list of Rollouts
     """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     ctrl = list(cfg.evaluate.controllers if controllers is None else controllers)
     specs = [str(a) for a in agents] + ctrl
-    episode_set, results = evaluate_policies(
-        specs, cfg, out, episodes=episodes, trajectories=trajectories
-    )
+    episode_set, results = evaluate_policies(specs, cfg, episodes=episodes)
     table = markdown_table(results, cfg.env.task)
+    with staged_output(out_dir) as out:
+        _write_comparison(cfg, out, episode_set, results, table, trajectories)
+    return table, episode_set, results
+
+
+def _write_comparison(
+    cfg: EvalConfig,
+    out: Path,
+    episode_set: EpisodeSet,
+    results: Sequence[Rollouts],
+    table: str,
+    trajectories: bool,
+) -> None:
+    """Write the evaluation, the tables and the plots of :func:`compare` into ``out``."""
+    write_evaluation(out, cfg.env.task, episode_set, results, trajectories=trajectories)
     (out / "table.md").write_text(
         f"Task `{cfg.env.task}`, {len(episode_set)} episodes (seeds {episode_set.seed}.."
         f"{episode_set.seed + len(episode_set) - 1}), identical for every policy.\n\n" + table
@@ -295,10 +308,9 @@ def compare(
     tol = settle_tolerance(_task(cfg))
     plot_distributions(results, cfg.env.task, out / "distributions.png", tol)
     plot_trajectory(results, cfg.env.task, tol, out / "trajectory.png")
-    return table, episode_set, results
 
 
-def _task(cfg: RunConfig) -> Any:
+def _task(cfg: EvalConfig) -> Any:
     from twolink_gym.tasks import make_task
 
     return make_task(cfg.env.task, cfg.env.task_options or None)

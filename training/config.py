@@ -7,6 +7,12 @@ A config has four sections::
     train:     timesteps, number of envs, seed, evaluation/checkpoint cadence, output folder
     evaluate:  the fixed episode set used by ``evaluate``/``compare`` and the baselines
 
+Training (``train``, ``run``, ``sweep``, ``tune``) needs ``env``, ``algo`` and
+``train`` (:class:`RunConfig`, :func:`load_config`). Evaluating (``evaluate``,
+``compare``, ``record``, ``robustness``) needs only ``env`` and optionally
+``evaluate`` (:class:`EvalConfig`, :func:`load_eval_config`); a training config
+serves there too.
+
 Every key is checked: an unknown key, a missing required key or a value of the
 wrong type raises :class:`ConfigError` naming the key and the file. Single
 values can be overridden with ``"section.key=value"`` strings (the value is
@@ -29,12 +35,15 @@ __all__ = [
     "AlgoConfig",
     "ConfigError",
     "EnvConfig",
+    "EvalConfig",
     "EvaluateConfig",
     "RunConfig",
     "TrainConfig",
     "apply_overrides",
     "config_from_dict",
+    "eval_config_from_dict",
     "load_config",
+    "load_eval_config",
 ]
 
 MISSING = dataclasses.MISSING
@@ -56,8 +65,9 @@ class EnvConfig:
         Gymnasium id used by the ``dummy`` vectorisation (default ``TwoLink-v0``).
     params : dict
         :class:`~twolink_gym.params.ArmParams` fields to override (SI units).
-    max_torque : list of float or None
-        Torque at action ±1 for each joint [N·m]; ``None`` (the default, or
+    max_torque : float, list of float or None
+        Torque at action ±1 for each joint [N·m]: a pair ``[joint 1, joint 2]``,
+        or one number for both joints; ``None`` (the default, or
         omitted): the task's default limits for the actuation (``[30, 10]``
         for reach and balance, ``[8, 4]`` for the full arm's swing-up,
         ``[30, 10]`` for the acrobot's and the pendubot's).
@@ -116,7 +126,7 @@ class EnvConfig:
     task: str
     id: str = "TwoLink-v0"
     params: dict[str, float] = dataclasses.field(default_factory=dict)
-    max_torque: list[float] | None = None
+    max_torque: float | list[float] | None = None
     dt: float = 0.02
     substeps: int = 2
     max_episode_steps: int | None = None
@@ -138,8 +148,10 @@ class EnvConfig:
     @property
     def resolved_max_torque(self) -> tuple[float, float]:
         """``max_torque``, or the task's default limits for the actuation when it is ``None`` [N·m]."""
-        if self.max_torque is not None:
+        if isinstance(self.max_torque, list):
             return (float(self.max_torque[0]), float(self.max_torque[1]))
+        if self.max_torque is not None:
+            return (float(self.max_torque), float(self.max_torque))
         from twolink_gym.tasks import TASKS  # the config module itself needs no simulation code
 
         return TASKS[self.task].default_max_torque_for(self.actuation)
@@ -284,21 +296,54 @@ class EvaluateConfig:
     controllers: list[str] = dataclasses.field(default_factory=lambda: ["auto"])
 
 
-@dataclasses.dataclass(frozen=True)
-class RunConfig:
-    """A whole run: ``env``, ``algo``, ``train`` and ``evaluate`` sections."""
+#: Where evaluation results go when no config names an output folder.
+DEFAULT_OUTPUT_DIR = "runs"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class EvalConfig:
+    """What evaluating policies needs: the ``env`` and the ``evaluate`` sections.
+
+    The config of ``evaluate``, ``compare``, ``record`` and ``robustness``. A
+    :class:`RunConfig` (a training config) is one too.
+
+    Attributes
+    ----------
+    env : EnvConfig
+    evaluate : EvaluateConfig
+    source : str
+        Where the config came from (a file, ``--task balance``), for messages.
+    """
 
     env: EnvConfig
-    algo: AlgoConfig
-    train: TrainConfig
     evaluate: EvaluateConfig = dataclasses.field(default_factory=EvaluateConfig)
     source: str = "<dict>"
 
+    @property
+    def output_dir(self) -> Path:
+        """The parent folder of results (``runs``; a training config's ``train.output_dir``)."""
+        return Path(DEFAULT_OUTPUT_DIR)
+
     def to_dict(self) -> dict[str, Any]:
-        """The resolved config as plain data (what ``config.yaml`` of a run folder holds)."""
-        data = dataclasses.asdict(self)
-        data.pop("source")
-        return data
+        """The resolved config as plain data, section by section."""
+        return {
+            name: dataclasses.asdict(getattr(self, name))
+            for name in _SECTIONS
+            if hasattr(self, name)
+        }
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RunConfig(EvalConfig):
+    """A whole run: ``env``, ``algo``, ``train`` and ``evaluate`` sections."""
+
+    algo: AlgoConfig
+    train: TrainConfig
+
+    @property
+    def output_dir(self) -> Path:
+        """``train.output_dir``: the parent folder of the run folders."""
+        return Path(self.train.output_dir)
 
     @property
     def default_group(self) -> str:
@@ -326,6 +371,17 @@ _SECTIONS: dict[str, type] = {
 
 
 # -- type checking ----------------------------------------------------------
+#: How messages name the config types.
+_KIND: dict[Any, str] = {
+    float: "a number",
+    int: "an integer",
+    bool: "true or false",
+    str: "a string",
+    list: "a list",
+    dict: "a mapping",
+}
+
+
 def _type_name(tp: Any) -> str:
     return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
 
@@ -344,8 +400,14 @@ def _check(value: Any, tp: Any, key: str, source: str) -> Any:
             try:
                 return _check(value, arg, key, source)
             except ConfigError as exc:
-                errors.append(exc)
-        raise errors[0]
+                errors.append((arg, exc))
+        for arg, error in errors:  # a list (or mapping) with a bad entry: name the entry
+            if typing.get_origin(arg) is type(value) and isinstance(value, (list, dict)):
+                raise error
+        kinds = [_KIND.get(typing.get_origin(arg) or arg, _type_name(arg)) for arg, _ in errors]
+        if len(kinds) == 1:
+            raise errors[0][1]
+        raise ConfigError(f"{source}: {key} must be {' or '.join(kinds)}, got {value!r}")
     if tp is Any:
         return value
     if origin is list:
@@ -398,11 +460,9 @@ def _build(cls: type, data: Any, section: str, source: str) -> Any:
     return cls(**kwargs)
 
 
-def _validate(cfg: RunConfig) -> None:
-    """Check values that have a type but also a range or a fixed set of choices."""
+def _validate_evaluation(cfg: EvalConfig) -> None:
+    """Check the ``env`` and ``evaluate`` values that have a range or a fixed set of choices."""
     # imported here: the config module itself does not need the simulation code
-    from twolink_gym.training.algorithms import ALGORITHMS, check_hyperparams
-
     from twolink_gym.tasks import TASKS
 
     src = cfg.source
@@ -419,8 +479,32 @@ def _validate(cfg: RunConfig) -> None:
             f"{src}: env.frame_stack > 1 cannot be combined with env.goal_observation "
             "(the goal-conditioned view splits a flat observation)"
         )
-    if cfg.env.max_torque is not None and len(cfg.env.max_torque) != 2:
-        raise ConfigError(f"{src}: env.max_torque must have 2 entries, got {cfg.env.max_torque}")
+    if isinstance(cfg.env.max_torque, list) and len(cfg.env.max_torque) != 2:
+        raise ConfigError(
+            f"{src}: env.max_torque must have 2 entries [joint 1, joint 2] (or be one number "
+            f"for both joints), got {cfg.env.max_torque}"
+        )
+    for key, value in {
+        "evaluate.episodes": cfg.evaluate.episodes,
+        "env.substeps": cfg.env.substeps,
+    }.items():
+        if value < 1:
+            raise ConfigError(f"{src}: {key} must be >= 1, got {value}")
+    if cfg.env.max_episode_steps is not None and cfg.env.max_episode_steps < 1:
+        raise ConfigError(
+            f"{src}: env.max_episode_steps must be >= 1 (or null for the task's length), "
+            f"got {cfg.env.max_episode_steps}"
+        )
+    if cfg.evaluate.seed < 0:
+        raise ConfigError(f"{src}: evaluate.seed must be >= 0, got {cfg.evaluate.seed}")
+    _check_environment(cfg.env, src)
+
+
+def _validate(cfg: RunConfig) -> None:
+    """Check values that have a type but also a range or a fixed set of choices."""
+    from twolink_gym.training.algorithms import ALGORITHMS, check_hyperparams
+
+    src = cfg.source
     if cfg.algo.name not in ALGORITHMS:
         raise ConfigError(
             f"{src}: algo.name must be one of {sorted(ALGORITHMS)}, got {cfg.algo.name!r}"
@@ -434,17 +518,10 @@ def _validate(cfg: RunConfig) -> None:
         "train.n_envs": cfg.train.n_envs,
         "train.eval_episodes": cfg.train.eval_episodes,
         "train.torch_threads": cfg.train.torch_threads,
-        "evaluate.episodes": cfg.evaluate.episodes,
-        "env.substeps": cfg.env.substeps,
     }
     for key, value in positive.items():
         if value < 1:
             raise ConfigError(f"{src}: {key} must be >= 1, got {value}")
-    if cfg.env.max_episode_steps is not None and cfg.env.max_episode_steps < 1:
-        raise ConfigError(
-            f"{src}: env.max_episode_steps must be >= 1 (or null for the task's length), "
-            f"got {cfg.env.max_episode_steps}"
-        )
     name = cfg.train.run_name
     if name is not None and (name in ("", ".", "..") or "/" in name or "\\" in name):
         raise ConfigError(
@@ -457,11 +534,9 @@ def _validate(cfg: RunConfig) -> None:
         "train.eval_freq": cfg.train.eval_freq,
         "train.checkpoint_freq": cfg.train.checkpoint_freq,
         "train.seed": cfg.train.seed,
-        "evaluate.seed": cfg.evaluate.seed,
     }.items():
         if value < 0:
             raise ConfigError(f"{src}: {key} must be >= 0, got {value}")
-    _check_environment(cfg.env, src)
 
 
 def _check_keys(given: Mapping[str, Any], valid: Sequence[str], key: str, src: str) -> None:
@@ -539,14 +614,8 @@ def _check_environment(env: EnvConfig, src: str) -> None:
         ) from exc
 
 
-def config_from_dict(data: Any, source: str = "<dict>") -> RunConfig:
-    """Build and validate a :class:`RunConfig` from plain data (e.g. parsed YAML).
-
-    Raises
-    ------
-    ConfigError
-        On a missing section or key, an unknown key, a wrong type or an invalid value.
-    """
+def _sections(data: Any, source: str, required: Sequence[str]) -> dict[str, Any]:
+    """The config's sections built from ``data``; ``required`` must be there."""
     if not isinstance(data, Mapping):
         raise ConfigError(f"{source}: a config must be a mapping of sections, got {data!r}")
     unknown = sorted(set(data) - set(_SECTIONS))
@@ -557,12 +626,50 @@ def config_from_dict(data: Any, source: str = "<dict>") -> RunConfig:
     sections = {}
     for name, cls in _SECTIONS.items():
         if name not in data:
-            if name == "evaluate":
+            if name not in required:
                 continue
-            raise ConfigError(f"{source}: missing required section {name!r}")
+            hint = (
+                " (training needs env:, algo: and train:; evaluate, compare, record and "
+                "robustness need only env:)"
+                if name in ("algo", "train")
+                else ""
+            )
+            raise ConfigError(f"{source}: missing required section {name!r}{hint}")
         sections[name] = _build(cls, data[name], name, source)
+    return sections
+
+
+def config_from_dict(data: Any, source: str = "<dict>") -> RunConfig:
+    """Build and validate a training :class:`RunConfig` from plain data (e.g. parsed YAML).
+
+    Raises
+    ------
+    ConfigError
+        On a missing section or key, an unknown key, a wrong type or an invalid value.
+    """
+    sections = _sections(data, source, ("env", "algo", "train"))
     cfg = RunConfig(**sections, source=source)
+    _validate_evaluation(cfg)
     _validate(cfg)
+    return cfg
+
+
+def eval_config_from_dict(data: Any, source: str = "<dict>") -> EvalConfig:
+    """Build and validate the config of an evaluation from plain data.
+
+    ``env`` is required and ``evaluate`` optional. A config that has an
+    ``algo`` or a ``train`` section is a training config: it is checked whole
+    and returned as a :class:`RunConfig`.
+
+    Raises
+    ------
+    ConfigError
+        On a missing section or key, an unknown key, a wrong type or an invalid value.
+    """
+    if isinstance(data, Mapping) and ("algo" in data or "train" in data):
+        return config_from_dict(data, source)
+    cfg = EvalConfig(**_sections(data, source, ("env",)), source=source)
+    _validate_evaluation(cfg)
     return cfg
 
 
@@ -595,8 +702,24 @@ def apply_overrides(data: dict[str, Any], overrides: Sequence[str], source: str)
     return data
 
 
+def _read(path: str | Path, overrides: Sequence[str]) -> tuple[Any, str]:
+    """The YAML data of ``path`` with ``overrides`` applied, and its source for messages."""
+    path = Path(path)
+    source = str(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{source}: not valid YAML ({exc})") from exc
+    if overrides:
+        if not isinstance(data, dict):
+            raise ConfigError(f"{source}: a config must be a mapping of sections, got {data!r}")
+        data = apply_overrides(data, overrides, source)
+        source = f"{source} (with overrides {list(overrides)})"
+    return data, source
+
+
 def load_config(path: str | Path, overrides: Sequence[str] = ()) -> RunConfig:
-    """Load a YAML config file, apply ``overrides``, and validate it.
+    """Load a training config (``env``, ``algo``, ``train``), apply ``overrides``, validate it.
 
     Parameters
     ----------
@@ -612,15 +735,12 @@ def load_config(path: str | Path, overrides: Sequence[str] = ()) -> RunConfig:
     FileNotFoundError
         If the file does not exist.
     """
-    path = Path(path)
-    source = str(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{source}: not valid YAML ({exc})") from exc
-    if overrides:
-        if not isinstance(data, dict):
-            raise ConfigError(f"{source}: a config must be a mapping of sections, got {data!r}")
-        data = apply_overrides(data, overrides, source)
-        source = f"{source} (with overrides {list(overrides)})"
-    return config_from_dict(data, source)
+    return config_from_dict(*_read(path, overrides))
+
+
+def load_eval_config(path: str | Path, overrides: Sequence[str] = ()) -> EvalConfig:
+    """Load the config of an evaluation (``env``, optionally ``evaluate``); see :func:`load_config`.
+
+    A training config loads as the :class:`RunConfig` it is.
+    """
+    return eval_config_from_dict(*_read(path, overrides))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
 from stable_baselines3.common.env_util import make_vec_env
@@ -12,10 +14,66 @@ from twolink_gym.training.goal_env import GOAL_FREE_TERMS, GoalObservationVecEnv
 
 import twolink_gym  # noqa: F401  (registers TwoLink-v0)
 from twolink_gym.env import TwoLinkEnv
-from twolink_gym.registration import CONVENIENCE_IDS, ENV_ID
-from twolink_gym.tasks import Task
+from twolink_gym.registration import CONVENIENCE_IDS, ENV_ID, UNDERACTUATED_IDS
+from twolink_gym.tasks import TASKS, Task
 
-__all__ = ["goal_split", "load_vec_normalize", "make_training_env", "make_vec"]
+__all__ = [
+    "env_id_for",
+    "goal_split",
+    "gym_make_kwargs",
+    "load_vec_normalize",
+    "make_training_env",
+    "make_vec",
+]
+
+
+def env_id_for(task: str, actuation: str = "full") -> str:
+    """The per-task Gymnasium id of ``task`` on an arm of ``actuation``.
+
+    Raises
+    ------
+    ValueError
+        If no id is registered for that task and actuation, listing the ones that are.
+    """
+    ids = {(name, "full"): env_id for name, env_id in CONVENIENCE_IDS.items()} | UNDERACTUATED_IDS
+    if (task, actuation) not in ids:
+        raise ValueError(
+            f"no Gymnasium id for task {task!r} with actuation {actuation!r}; "
+            f"registered (task, actuation) pairs are {sorted(ids)}"
+        )
+    return ids[(task, actuation)]
+
+
+def gym_make_kwargs(cfg: EnvConfig) -> dict[str, Any]:
+    """The ``gym.make`` keywords of :func:`env_id_for`'s id that give ``cfg``'s env.
+
+    ``cfg.make_kwargs()`` without ``task`` and ``actuation`` (the id carries
+    them) and without the entries equal to the env's defaults (``max_torque``
+    is compared with the task's default limits for the actuation), plus
+    ``max_episode_steps`` if ``cfg`` sets it. Empty for an env with the
+    task's defaults.
+    """
+    defaults = {
+        name: p.default
+        for name, p in inspect.signature(TwoLinkEnv.__init__).parameters.items()
+        if p.default is not inspect.Parameter.empty
+    }
+    defaults["max_torque"] = TASKS[cfg.task].default_max_torque_for(cfg.actuation)
+    kwargs = {}
+    for name, value in cfg.make_kwargs().items():
+        if name in ("task", "actuation"):
+            continue
+        default = defaults.get(name, inspect.Parameter.empty)
+        same = value == default or (
+            isinstance(value, (list, tuple))
+            and isinstance(default, (list, tuple))
+            and list(value) == list(default)
+        )
+        if not same:
+            kwargs[name] = list(value) if isinstance(value, tuple) else value
+    if cfg.max_episode_steps is not None:
+        kwargs["max_episode_steps"] = cfg.max_episode_steps
+    return kwargs
 
 
 def goal_split(cfg: EnvConfig) -> tuple[GoalSplit, Task]:
@@ -28,6 +86,7 @@ def goal_split(cfg: EnvConfig) -> tuple[GoalSplit, Task]:
     """
     env = TwoLinkEnv(**cfg.make_kwargs())
     space = env.observation_space
+    assert isinstance(space, gym.spaces.Box)
     return GoalSplit(env.sim.observation_names, space.low, space.high), env.sim.task
 
 
@@ -59,13 +118,15 @@ def make_vec(cfg: EnvConfig, n_envs: int, seed: int | None) -> VecEnv:
         venv = VecMonitor(venv, info_keywords=("is_success",))
     else:
         env_id = cfg.id
-        if cfg.max_episode_steps is not None:
-            kwargs["max_episode_steps"] = cfg.max_episode_steps
-            if env_id == ENV_ID:
-                # TwoLink-v0 can only shorten its task's episodes; the per-task id
-                # takes any length, like every Gymnasium id (see registration)
-                env_id = CONVENIENCE_IDS[cfg.task]
-                kwargs.pop("task")
+        steps = cfg.max_episode_steps
+        if steps is None and env_id == ENV_ID:
+            # the task's own length at the config's dt, as the native env counts it
+            # (TwoLink-v0 alone gives every task reach's 200 steps; see registration)
+            probe = TwoLinkEnv(**kwargs)
+            steps = probe.default_max_episode_steps
+            probe.close()
+        if steps is not None:
+            kwargs["max_episode_steps"] = steps
         venv = make_vec_env(lambda: gym.make(env_id, **kwargs), n_envs=n_envs, seed=seed)
     if cfg.frame_stack > 1:
         venv = VecFrameStack(venv, cfg.frame_stack)

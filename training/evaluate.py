@@ -46,17 +46,21 @@ smoothness
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import json
 import math
-from collections.abc import Sequence
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from twolink_gym.training.config import EnvConfig, RunConfig
+from twolink_gym.training.config import EnvConfig, EvalConfig
 from twolink_gym.training.policies import LoadedPolicy, applicable_controllers, load_policy
 
 from twolink_gym.env import TwoLinkEnv
@@ -71,7 +75,9 @@ __all__ = [
     "evaluate_policies",
     "run_policy",
     "settle_tolerance",
+    "staged_output",
     "summarize",
+    "write_evaluation",
     "write_rollouts",
 ]
 
@@ -256,6 +262,8 @@ def run_policy(policy: LoadedPolicy, env_cfg: EnvConfig, episodes: EpisodeSet) -
     venv = _vector_env(env_cfg, n)
     sim = venv.sim
     horizon = venv.max_episode_steps
+    if horizon is None:
+        raise ValueError("an evaluation needs a finite episode length (env.max_episode_steps)")
     # seeded as well: the episodes are replayed from the options, and any noise the
     # env draws during them (observation or torque noise) is reproducible
     obs, info = venv.reset(seed=episodes.seed, options=episodes.options())
@@ -389,7 +397,47 @@ def write_rollouts(
     return folder
 
 
-def resolve_policies(specs: Sequence[str], cfg: RunConfig) -> list[str]:
+@contextlib.contextmanager
+def staged_output(out_dir: str | Path) -> Iterator[Path]:
+    """A temporary folder to write results into, moved into ``out_dir`` only on success.
+
+    Yields an empty folder beside ``out_dir`` (in its nearest existing parent,
+    so that the move is a rename). When the ``with`` block ends normally, each
+    file and folder written there replaces the one of the same name in
+    ``out_dir`` (created with its parents then; everything else in it is
+    kept). When the block raises, the temporary folder is deleted, and
+    ``out_dir`` and its parents are left as they were: a failed command writes
+    nothing.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        The results folder.
+    """
+    out = Path(out_dir)
+    parent = out.parent
+    while not parent.is_dir():
+        if parent.exists() or parent == parent.parent:
+            raise NotADirectoryError(f"cannot write results to {out}: {parent} is not a folder")
+        parent = parent.parent
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(f"cannot write results to {out}: it is a file")
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=parent))
+    try:
+        yield tmp
+        out.mkdir(parents=True, exist_ok=True)
+        for item in sorted(tmp.iterdir()):
+            target = out / item.name
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+            elif target.exists() or target.is_symlink():
+                target.unlink()
+            os.replace(item, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def resolve_policies(specs: Sequence[str], cfg: EvalConfig) -> list[str]:
     """Expand ``"auto"`` into the classical controllers that apply to the task and actuation."""
     auto = applicable_controllers(cfg.env.task, cfg.env.actuation)
     out: list[str] = []
@@ -401,7 +449,7 @@ def resolve_policies(specs: Sequence[str], cfg: RunConfig) -> list[str]:
 
 def evaluate_policies(
     specs: Sequence[str],
-    cfg: RunConfig,
+    cfg: EvalConfig,
     out_dir: str | Path | None = None,
     *,
     episodes: int | None = None,
@@ -413,13 +461,14 @@ def evaluate_policies(
     Parameters
     ----------
     specs : sequence of str
-        Controller names, ``"auto"``, run folders or model files.
-    cfg : RunConfig
+        Controller names, ``"auto"``, ``pretrained:NAME``, run folders, exported
+        agents or model files.
+    cfg : EvalConfig
         Its ``env`` and ``evaluate`` sections fix the environment and episodes.
     out_dir : path, optional
         Where to write per-policy results, ``episode_set.npz`` (initial states,
         the seed, and goals of at most :data:`SMALL_GOAL_SIZE` entries) and
-        ``summary.json``.
+        ``summary.json`` (:func:`write_evaluation`), once every policy has run.
     episodes, seed : int, optional
         Override ``cfg.evaluate.episodes`` / ``cfg.evaluate.seed``.
     trajectories : bool
@@ -434,22 +483,34 @@ def evaluate_policies(
         policy = load_policy(spec, cfg.env, env)
         results.append(run_policy(policy, cfg.env, episode_set))
     if out_dir is not None:
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        arrays = {"states": episode_set.states, "seed": np.int64(episode_set.seed)}
-        if episode_set.goals.shape[1] <= SMALL_GOAL_SIZE:
-            arrays["goals"] = episode_set.goals
-        np.savez(out / "episode_set.npz", **arrays)
-        for r in results:
-            write_rollouts(r, episode_set, out, trajectories=trajectories)
-        summary = {
-            "task": cfg.env.task,
-            "episodes": n,
-            "seed": base,
-            "policies": [summarize(r) for r in results],
-        }
-        (out / "summary.json").write_text(json.dumps(summary, indent=2, allow_nan=False))
+        with staged_output(out_dir) as tmp:
+            write_evaluation(tmp, cfg.env.task, episode_set, results, trajectories=trajectories)
     return episode_set, results
+
+
+def write_evaluation(
+    out: Path,
+    task: str,
+    episode_set: EpisodeSet,
+    results: Sequence[Rollouts],
+    *,
+    trajectories: bool = True,
+) -> None:
+    """Write ``episode_set.npz``, ``summary.json`` and each policy's folder into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    arrays: dict[str, Any] = {"states": episode_set.states, "seed": np.int64(episode_set.seed)}
+    if episode_set.goals.shape[1] <= SMALL_GOAL_SIZE:
+        arrays["goals"] = episode_set.goals
+    np.savez(out / "episode_set.npz", **arrays)
+    for r in results:
+        write_rollouts(r, episode_set, out, trajectories=trajectories)
+    summary = {
+        "task": task,
+        "episodes": len(episode_set),
+        "seed": episode_set.seed,
+        "policies": [summarize(r) for r in results],
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, allow_nan=False))
 
 
 def format_value(value: float | None, fmt: str) -> str:

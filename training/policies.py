@@ -32,6 +32,7 @@ from twolink_gym.controllers import CONTROLLERS, controllers_for
 __all__ = [
     "PRETRAINED_PREFIX",
     "LoadedPolicy",
+    "PretrainedAgent",
     "SB3Agent",
     "applicable_controllers",
     "load_policy",
@@ -160,56 +161,110 @@ def _run_config(run_dir: Path) -> Any:
     return config_from_dict(yaml.safe_load(path.read_text()), str(path))
 
 
-def _load_exported(folder: Path, env_cfg: EnvConfig) -> LoadedPolicy:
-    """An agent folder written by ``twolink export`` (``policy.pt``, no ``model.zip``)."""
+def _load_exported(folder: Path, env_cfg: EnvConfig, display: str | None = None) -> LoadedPolicy:
+    """An agent folder written by ``twolink export`` (``policy.pt``, no ``model.zip``).
+
+    Both layouts load: the current one (the policy normalises, and for a
+    goal-conditioned agent splits, the raw observations itself:
+    :mod:`twolink_gym.training.normalization`) and the earlier one (a policy on
+    normalised observations beside ``vecnormalize.pkl``).
+    """
+    from twolink_gym.training.normalization import is_normalizing
+
+    shown = display or str(folder)
     run_cfg = _run_config(folder)
     if run_cfg is None:
-        raise ValueError(f"policy {str(folder)!r}: {folder / CONFIG_FILE} is missing")
-    _check_same_env(folder, run_cfg.env, env_cfg)
+        raise ValueError(f"policy {shown!r}: {folder / CONFIG_FILE} is missing")
+    _check_same_env(shown, run_cfg.env, env_cfg, folder / CONFIG_FILE)
     algo = ALGORITHMS[run_cfg.algo.name]
     policy_class = algo.policy_aliases.get(run_cfg.algo.policy)
     if policy_class is None:
         raise ValueError(
-            f"policy {str(folder)!r}: {run_cfg.algo.policy!r} is not one of "
+            f"policy {shown!r}: {run_cfg.algo.policy!r} is not one of "
             f"{sorted(algo.policy_aliases)} of {run_cfg.algo.name}"
         )
     network = policy_class.load(str(folder / POLICY_FILE), device="cpu")
+    stats = folder / VECNORM_FILE
+    if is_normalizing(network):
+        if stats.exists():
+            raise ValueError(
+                f"policy {shown!r}: {POLICY_FILE} normalises its observations itself, but "
+                f"{stats} is there too; remove one of them"
+            )
+        agent = SB3Agent(network, None, None, run_cfg.env.frame_stack)
+        return LoadedPolicy(f"{run_cfg.algo.name} ({folder.name})", "agent", agent, folder)
     goal_view = run_cfg.env.goal_observation
     agent_env = dataclasses.replace(env_cfg, goal_observation=goal_view)
-    stats = folder / VECNORM_FILE
     vec = load_vec_normalize(stats, agent_env) if stats.exists() else None
     if run_cfg.env.normalize_obs and vec is None:
-        raise ValueError(
-            f"policy {str(folder)!r}: trained with VecNormalize but {stats} is missing"
-        )
+        raise ValueError(f"policy {shown!r}: trained with VecNormalize but {stats} is missing")
     view = goal_split(agent_env)[0] if goal_view else None
-    agent = SB3Agent(network, vec, view, run_cfg.env.frame_stack)  # type: ignore[arg-type]
+    agent = SB3Agent(network, vec, view, run_cfg.env.frame_stack)
     return LoadedPolicy(f"{run_cfg.algo.name} ({folder.name})", "agent", agent, folder)
 
 
-def _check_same_env(path: Path, trained: EnvConfig, env_cfg: EnvConfig) -> None:
+def _shown(value: Any) -> Any:
+    """A config value as the config file writes it (tuples as lists)."""
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _env_differences(trained: EnvConfig, env_cfg: EnvConfig) -> list[str]:
+    """``"key: <trained> (trained) vs <evaluation> (evaluation)"`` for each differing entry."""
+    mine = trained.nominal().make_kwargs() | {"max_episode_steps": trained.max_episode_steps}
+    theirs = env_cfg.nominal().make_kwargs() | {"max_episode_steps": env_cfg.max_episode_steps}
+    return [
+        f"{key}: {_shown(mine.get(key))!r} (trained) vs {_shown(theirs.get(key))!r} (evaluation)"
+        for key in sorted(set(mine) | set(theirs))
+        if mine.get(key) != theirs.get(key)
+    ]
+
+
+def _check_same_env(
+    shown: str, trained: EnvConfig, env_cfg: EnvConfig, own_config: Path | None = None
+) -> None:
     """Raise ``ValueError`` if an agent trained on ``trained`` is run on another env.
 
     The robustness conditions (randomisation, noise, actuator models) may
     differ: the envs are compared through :meth:`EnvConfig.nominal`. So may
     ``frame_stack``: the agent stacks its observations itself (:class:`SB3Agent`).
+    The message lists only the entries that differ, with both values, and
+    points to the agent's own config (``own_config``).
+
+    Parameters
+    ----------
+    shown : str
+        The policy as the user wrote it (``pretrained:NAME``, a folder, a file).
+    trained, env_cfg : EnvConfig
+        The agent's training env and the evaluation env.
+    own_config : Path, optional
+        The agent's ``config.yaml``.
     """
+    differences = _env_differences(trained, env_cfg)
+    if not differences:
+        return
+    if shown.startswith(PRETRAINED_PREFIX):
+        hint = "omit the config, the agent carries its own"
+        if own_config is not None:
+            hint += f" ({own_config})"
+    elif own_config is not None:
+        hint = f"evaluate it with its own config {own_config}"
+    else:
+        hint = "evaluate it with the config it was trained with"
     if trained.task != env_cfg.task:
         raise ValueError(
-            f"policy {str(path)!r} was trained on task {trained.task!r}, "
-            f"but the evaluation task is {env_cfg.task!r}"
+            f"policy {shown!r} was trained on task {trained.task!r}, "
+            f"but the evaluation task is {env_cfg.task!r}; {hint}"
         )
-    mine, theirs = trained.nominal().make_kwargs(), env_cfg.nominal().make_kwargs()
-    if mine != theirs or trained.max_episode_steps != env_cfg.max_episode_steps:
-        raise ValueError(
-            f"policy {str(path)!r} was trained on another environment "
-            f"({mine}) than the evaluation one ({theirs})"
-        )
+    raise ValueError(
+        f"policy {shown!r} was trained on another environment than the evaluation one: "
+        + "; ".join(differences)
+        + f". {hint[0].upper()}{hint[1:]}"
+    )
 
 
-def _load_agent(path: Path, env_cfg: EnvConfig) -> LoadedPolicy:
+def _load_agent(path: Path, env_cfg: EnvConfig, display: str | None = None) -> LoadedPolicy:
     if path.is_dir() and (path / POLICY_FILE).is_file() and not (path / MODEL_FILE).exists():
-        return _load_exported(path, env_cfg)
+        return _load_exported(path, env_cfg, display)
     if path.is_dir():
         run_dir, model_path, stats = path, path / MODEL_FILE, path / VECNORM_FILE
     else:
@@ -220,7 +275,7 @@ def _load_agent(path: Path, env_cfg: EnvConfig) -> LoadedPolicy:
         raise ValueError(f"policy {str(path)!r}: no model file {model_path}")
     run_cfg = _run_config(run_dir)
     if run_cfg is not None:
-        _check_same_env(path, run_cfg.env, env_cfg)
+        _check_same_env(display or str(path), run_cfg.env, env_cfg, run_dir / CONFIG_FILE)
     names = [run_cfg.algo.name] if run_cfg is not None else sorted(ALGORITHMS)
     errors = []
     for name in names:
@@ -243,8 +298,94 @@ def _load_agent(path: Path, env_cfg: EnvConfig) -> LoadedPolicy:
     return LoadedPolicy(label, "agent", SB3Agent(model, vec, view, stack), run_dir)
 
 
-def load_pretrained(name: str) -> tuple[SB3Agent, EnvConfig]:
-    """A shipped agent, ready to act, and the environment config it was trained on.
+class PretrainedAgent:
+    """A shipped agent: acts on raw observations and knows the env it was trained for.
+
+    Made by :func:`load_pretrained` (``twolink_gym.load_pretrained``).
+
+    Attributes
+    ----------
+    name : str
+        The agent's name, e.g. ``"balance_ppo"``.
+    task, actuation, algorithm : str
+        Its task (``"balance"``), arm (``"full"``, ``"acrobot"``, ``"pendubot"``)
+        and learning algorithm (``"ppo"``, ``"sac"``).
+    env_id : str
+        The per-task Gymnasium id of its task and actuation, e.g.
+        ``"TwoLinkBalance-v0"``, ``"TwoLinkPendubotSwingup-v0"``.
+    env_kwargs : dict
+        Further ``gym.make`` keywords of the env it was trained and evaluated on
+        (empty when that env has the task's defaults).
+    config : RunConfig
+        Its resolved training config (``config.yaml`` of its folder).
+    folder : Path
+        Its folder in :mod:`twolink_gym.pretrained`.
+    policy : BasePolicy
+        The SB3 policy network (normalising its observations itself).
+    """
+
+    def __init__(self, name: str, folder: Path, config: Any, predictor: SB3Agent) -> None:
+        from twolink_gym.training.envs import env_id_for, gym_make_kwargs
+
+        self.name = name
+        self.folder = folder
+        self.config = config
+        self.task: str = config.env.task
+        self.actuation: str = config.env.actuation
+        self.algorithm: str = config.algo.name
+        self.env_id = env_id_for(self.task, self.actuation)
+        self.env_kwargs: dict[str, Any] = gym_make_kwargs(config.env)
+        self._predictor = predictor
+        self.policy = predictor.model
+
+    def make_env(self, **overrides: Any) -> Any:
+        """``gym.make(env_id, **env_kwargs)``, with ``overrides`` replacing or adding keywords.
+
+        E.g. ``agent.make_env(render_mode="rgb_array")``.
+        """
+        import gymnasium as gym
+
+        return gym.make(self.env_id, **{**self.env_kwargs, **overrides})
+
+    def predict(
+        self,
+        observation: Any,
+        state: Any = None,
+        episode_start: Any = None,
+        deterministic: bool = True,
+    ) -> tuple[NDArray[np.float32], Any]:
+        """The agent's action for a raw observation ``(d,)`` or a batch ``(n, d)``, like SB3's ``predict``.
+
+        Parameters
+        ----------
+        observation : array_like
+            Observations of :meth:`make_env`'s env, as ``reset``/``step`` return them.
+        state, episode_start
+            As in SB3 (an agent that stacks frames keeps its stack in ``state``:
+            pass it back).
+        deterministic : bool
+            The policy's mean action (true, the default) or a sample.
+
+        Returns
+        -------
+        action : ndarray, shape (2,) or (n, 2)
+            In the env's action space ``[-1, 1]``.
+        state
+            Pass it back into the next call.
+        """
+        return self._predictor.predict(
+            observation, state=state, episode_start=episode_start, deterministic=deterministic
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"PretrainedAgent({self.name!r}, algorithm={self.algorithm!r}, "
+            f"env_id={self.env_id!r}, env_kwargs={self.env_kwargs!r})"
+        )
+
+
+def load_pretrained(name: str) -> PretrainedAgent:
+    """A shipped agent, ready to act on raw observations of its env.
 
     Parameters
     ----------
@@ -253,22 +394,26 @@ def load_pretrained(name: str) -> tuple[SB3Agent, EnvConfig]:
 
     Returns
     -------
-    agent : SB3Agent
-        ``agent.predict(obs, deterministic=True)`` on raw observations of
-        ``gym.make("TwoLink-v0", **env_cfg.make_kwargs())``.
-    env_cfg : EnvConfig
+    PretrainedAgent
+
+    Raises
+    ------
+    ValueError
+        If no agent ``name`` is shipped (listing those that are).
 
     Examples
     --------
-    >>> agent, env_cfg = load_pretrained("balance_ppo")  # doctest: +SKIP
-    >>> env = gym.make("TwoLink-v0", **env_cfg.make_kwargs())  # doctest: +SKIP
+    >>> agent = load_pretrained("balance_ppo")  # doctest: +SKIP
+    >>> env = agent.make_env()  # doctest: +SKIP
+    >>> obs, info = env.reset(seed=0)  # doctest: +SKIP
+    >>> action, _ = agent.predict(obs, deterministic=True)  # doctest: +SKIP
     """
     folder = pretrained.pretrained_dir(name)
     run_cfg = _run_config(folder)
     if run_cfg is None:
         raise ValueError(f"pretrained agent {name!r}: {folder / CONFIG_FILE} is missing")
-    loaded = _load_agent(folder, run_cfg.env)
-    return loaded.predictor, run_cfg.env
+    loaded = _load_agent(folder, run_cfg.env, f"{PRETRAINED_PREFIX}{name}")
+    return PretrainedAgent(name, folder, run_cfg, loaded.predictor)
 
 
 def load_policy(spec: str, env_cfg: EnvConfig, env: Any) -> LoadedPolicy:
@@ -306,7 +451,7 @@ def load_policy(spec: str, env_cfg: EnvConfig, env: Any) -> LoadedPolicy:
         return LoadedPolicy(spec, "controller", cls.from_env(env))
     if spec.startswith(PRETRAINED_PREFIX):
         name = spec[len(PRETRAINED_PREFIX) :]
-        loaded = _load_agent(pretrained.pretrained_dir(name), env_cfg)
+        loaded = _load_agent(pretrained.pretrained_dir(name), env_cfg, spec)
         return dataclasses.replace(loaded, label=f"{loaded.label.split(' ')[0]} ({spec})")
     path = Path(spec)
     if path.exists():

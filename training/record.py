@@ -22,7 +22,8 @@ import numpy as np
 from gymnasium.wrappers import TimeLimit
 from numpy.typing import NDArray
 
-import twolink_gym  # noqa: F401  (registers TwoLink-v0)
+import twolink_gym  # noqa: F401  (registers the ids)
+from twolink_gym.registration import task_env_id
 from twolink_gym.tasks import TASKS
 
 __all__ = ["POLICIES", "RandomPolicy", "ZeroPolicy", "check_video_path", "main", "record_episode"]
@@ -233,7 +234,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
     """Command line: record one episode of a trivial policy (``zero`` or ``random``)."""
     parser = argparse.ArgumentParser(
         prog="python -m twolink_gym.training.record",
-        description="Record one episode of TwoLink-v0 as a GIF or MP4.",
+        description="Record one episode of a task (its per-task id) as a GIF or MP4.",
     )
     parser.add_argument("--task", choices=sorted(TASKS), default="reach")
     parser.add_argument("--policy", choices=sorted(POLICIES), default="zero")
@@ -249,7 +250,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
     except ValueError as exc:
         parser.error(str(exc))
 
-    env = gym.make("TwoLink-v0", task=args.task, render_mode="rgb_array")
+    env = gym.make(task_env_id(args.task), render_mode="rgb_array")
     try:
         space = env.action_space
         assert isinstance(space, gym.spaces.Box)  # TwoLink's actions are a Box

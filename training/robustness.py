@@ -44,12 +44,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 from twolink_gym.training.conditions import NOMINAL, Condition, build_conditions
-from twolink_gym.training.config import EnvConfig, RunConfig
+from twolink_gym.training.config import EnvConfig, EvalConfig
 from twolink_gym.training.evaluate import (
     EpisodeSet,
     draw_episodes,
     resolve_policies,
     run_policy,
+    staged_output,
 )
 from twolink_gym.training.policies import LoadedPolicy, load_policy
 
@@ -141,7 +142,10 @@ class RobustnessResult:
     feasible: dict[str, NDArray[np.bool_]]
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-friendly summary (rates in [0, 1], scores, skips, episodes run per condition)."""
+        """JSON-friendly summary (rates in [0, 1], scores, skips, episodes run per condition).
+
+        Nothing in it depends on the machine or the time: a re-run writes the same file.
+        """
         rows = []
         for p in self.policies:
             rates = p.rates(self.conditions)
@@ -154,7 +158,6 @@ class RobustnessResult:
                     "skipped": p.skipped,
                     "group_scores": groups,
                     "score": robustness_score(groups),
-                    "wall_time_s": p.wall_time_s,
                 }
             )
         return {
@@ -164,6 +167,13 @@ class RobustnessResult:
             "conditions": [dataclasses.asdict(c) for c in self.conditions],
             "episodes_run": {name: int(np.sum(m)) for name, m in self.feasible.items()},
             "policies": rows,
+        }
+
+    def timing_dict(self) -> dict[str, Any]:
+        """Wall time per policy [s] and the machine it ran on (apart from the results,
+        which a re-run reproduces exactly)."""
+        return {
+            "wall_time_s": {p.label: p.wall_time_s for p in self.policies},
             "machine": machine_note(),
         }
 
@@ -269,7 +279,7 @@ def run_conditions(
 
 
 def robustness(
-    cfg: RunConfig,
+    cfg: EvalConfig,
     specs: Sequence[str],
     *,
     kinds: Sequence[str] | None = None,
@@ -281,7 +291,7 @@ def robustness(
 
     Parameters
     ----------
-    cfg : RunConfig
+    cfg : EvalConfig
         Its ``env`` without its own robustness conditions
         (:meth:`EnvConfig.nominal`: no randomisation, noise or actuator model)
         is the nominal environment; its ``evaluate`` section gives the episodes.
@@ -464,11 +474,20 @@ def check_output(out: Path, overwrite: bool) -> None:
         )
 
 
-def write_results(result: RobustnessResult, out: Path) -> str:
-    """Write ``robustness.json``, ``table.md`` and ``robustness.png``; return the table."""
-    out.mkdir(parents=True, exist_ok=True)
+def write_results(result: RobustnessResult, out_dir: Path) -> str:
+    """Write ``robustness.json``, ``table.md``, ``robustness.png`` and ``timing.json``; return the table.
+
+    The files replace those of ``out_dir`` together, once all are written
+    (:func:`~twolink_gym.training.evaluate.staged_output`).
+    """
+    with staged_output(out_dir) as out:
+        return _write_files(result, out)
+
+
+def _write_files(result: RobustnessResult, out: Path) -> str:
     data = result.to_dict()
     (out / "robustness.json").write_text(json.dumps(data, indent=2, allow_nan=False))
+    (out / "timing.json").write_text(json.dumps(result.timing_dict(), indent=2))
     table = markdown_table(result)
     seed = result.episodes.seed
     header = (

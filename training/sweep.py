@@ -537,7 +537,8 @@ def combine_sweeps(
         (out / "comparison.md").write_text(comparison[0])
         (out / "comparison.json").write_text(json.dumps(comparison[1], indent=2))
         table += "\n" + comparison[0]
-    groups = {  # sweeps written before 0.5.0 hold no curves: read them from the runs
+    # sweeps written before 0.5.0 hold no curves: read them from the runs
+    groups: dict[str, Sequence[dict[str, list[float]] | None]] = {
         s["label"]: [
             d["curve"] if "curve" in d else learning_curve(Path(d["run"])) for d in s["seeds"]
         ]

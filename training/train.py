@@ -83,7 +83,10 @@ RUN_ARTIFACTS = (
     "tb",
     "compare",
     "evaluation",
+    "robustness",
 )
+#: The run artifacts that are results of ``evaluate``/``compare``/``robustness``, not training.
+EVALUATION_ARTIFACTS = ("compare", "evaluation", "robustness")
 
 _CHECKPOINT = re.compile(r"(?P<prefix>.+)_(?P<steps>\d+)_steps\.zip")
 
@@ -281,11 +284,27 @@ def _check_run_dir(run_dir: Path, resume: ResumePoint | None, overwrite: bool) -
         return False  # continuing this run in its own folder
     if overwrite:
         return True
+    keep = (
+        "To keep it, train into another folder with --set train.run_name=NEW_NAME "
+        "(or another --set train.seed=N)"
+    )
+    try:
+        _newest_model(run_dir)
+    except ValueError:
+        pass
+    else:
+        raise RunExistsError(
+            f"run folder {run_dir} already exists (it holds {', '.join(found)}). "
+            f"{keep}; to continue it, use `twolink train CONFIG --resume {run_dir}`; "
+            f"to replace it, pass --overwrite"
+        )
+    if all(name in EVALUATION_ARTIFACTS for name in found):
+        what = "evaluation results, no training run"
+    else:
+        what = "no model to continue from"
     raise RunExistsError(
-        f"run folder {run_dir} already exists (it holds {', '.join(found)}). "
-        f"To keep it, train into another folder with --set train.run_name=NEW_NAME; "
-        f"to continue it, use `twolink train CONFIG --resume {run_dir}`; "
-        f"to replace it, pass --overwrite"
+        f"run folder {run_dir} already exists (it holds {', '.join(found)}: {what}). "
+        f"{keep}; to delete these and train here, pass --overwrite"
     )
 
 

@@ -8,7 +8,13 @@
 over compiled per-arm kernels (numba). A task is written once, as a compiled
 task kernel (:func:`task_kernel`); :mod:`twolink_gym.kernel` steps any number
 of arms with it.
+
+The shipped pretrained agents load with :func:`load_pretrained` (this needs
+stable-baselines3, the ``train`` extra; ``import twolink_gym`` itself does not
+import it). :func:`twolink_gym.pretrained.catalog` lists them.
 """
+
+from typing import TYPE_CHECKING
 
 from twolink_gym.dynamics import (
     Equilibrium,
@@ -54,9 +60,57 @@ from twolink_gym.tasks import (
 )
 from twolink_gym.vector_env import TwoLinkVectorEnv
 
+if TYPE_CHECKING:
+    from twolink_gym.training.policies import PretrainedAgent
+
 __version__ = "0.8.0"
 
 register_envs()
+
+
+def load_pretrained(name: str) -> "PretrainedAgent":
+    """A shipped agent by name, acting on raw observations of its env.
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`twolink_gym.pretrained.available` (e.g. ``"balance_ppo"``;
+        :func:`twolink_gym.pretrained.catalog` describes each).
+
+    Returns
+    -------
+    twolink_gym.training.policies.PretrainedAgent
+        With ``name``, ``task``, ``actuation``, ``algorithm``, ``env_id``,
+        ``env_kwargs``, ``config``, ``make_env(**overrides)`` and SB3's
+        ``predict(obs, state=None, episode_start=None, deterministic=True)``.
+
+    Raises
+    ------
+    ImportError
+        If stable-baselines3 is not installed (``pip install "twolink-gym[train]"``).
+    ValueError
+        If no agent ``name`` is shipped, listing those that are.
+
+    Examples
+    --------
+    >>> import twolink_gym
+    >>> agent = twolink_gym.load_pretrained("balance_ppo")  # doctest: +SKIP
+    >>> env = agent.make_env()  # doctest: +SKIP
+    >>> obs, info = env.reset(seed=0)  # doctest: +SKIP
+    >>> action, _ = agent.predict(obs, deterministic=True)  # doctest: +SKIP
+    """
+    try:
+        import sb3_contrib  # noqa: F401
+        import stable_baselines3  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(
+            "twolink_gym.load_pretrained needs stable-baselines3 and sb3-contrib: "
+            'pip install "twolink-gym[train]"'
+        ) from exc
+    from twolink_gym.training.policies import load_pretrained as _load
+
+    return _load(name)
+
 
 __all__ = [
     "TASKS",
@@ -87,6 +141,7 @@ __all__ = [
     "jacobian",
     "kinetic_energy",
     "linearize",
+    "load_pretrained",
     "make_task",
     "mass_matrix",
     "potential_energy",

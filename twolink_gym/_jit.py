@@ -1,10 +1,37 @@
 """The compiler glue: numba's ``njit`` with the project's settings, and ``sincos``.
 
 Every compiled function of the package is decorated with :func:`kernel`:
-numba's ``njit`` with ``cache=True`` (the machine code is written beside the
-module, in ``__pycache__``, and loaded by later processes instead of being
-compiled again) and numpy's error model (a float division by zero gives
-inf/NaN as in numpy, never an exception; the equations never divide by zero).
+numba's ``njit`` with numpy's error model (a float division by zero gives
+inf/NaN as in numpy, never an exception; the equations never divide by zero)
+and, for functions defined in a ``.py`` file, numba's public on-disk cache
+(``cache=True``: the machine code is written beside the module, in
+``__pycache__``, or where ``NUMBA_CACHE_DIR`` points, and loaded by later
+processes instead of being compiled again). Nothing compiles at import: a
+kernel compiles on its first use (from Python, or inside the first compiled
+function that calls it) and later processes load it from the cache.
+
+Keeping the cache correct
+    numba checks a cache entry only against the timestamp of the file that
+    defines the cached function, but a kernel embeds the machine code of the
+    kernels it calls, from other files: a cached RK4 would keep an old copy of
+    the equations of motion after ``dynamics.py`` changed. So every cache entry
+    of the package is filed under the function's qualified name plus a digest
+    of *all* the package's ``.py`` sources (:data:`SOURCE_DIGEST`, no list of
+    modules to keep): any change of the package's code gives every kernel new
+    cache files, found again by any process with the same sources. The loops
+    over a task kernel (:func:`bound_kernel`) add the digest of the task
+    kernel's own file, so a task written outside the package is covered too.
+    Old cache files are left where they are (numba never deletes them);
+    deleting the ``*.nbi``/``*.nbc`` files of ``__pycache__`` is always safe.
+
+Limits (numba's cache itself)
+    A function defined outside a ``.py`` file (a notebook cell, ``exec``) is
+    compiled in every process, never cached. A kernel of the user's own that
+    calls a kernel from another of the user's files is keyed on its own file
+    only (numba's rule). Functions that take a compiled function as an argument,
+    and closures over one, cannot be cached (numba keys them on a pickle that
+    differs in every process): :func:`bound_kernel` binds the compiled function
+    as a global of its own copy of the function instead.
 
 With the environment variable ``NUMBA_DISABLE_JIT=1`` set before the first
 import, :func:`kernel` returns the plain Python function: the same source then
@@ -18,20 +45,21 @@ import functools
 import hashlib
 import inspect
 import os
-from collections.abc import Callable
+import types as pytypes
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numba
 import numpy as np
 from llvmlite import ir
 from numba import types
-from numba.core import cgutils
-from numba.core.caching import FunctionCache
 from numba.extending import intrinsic, overload
 
 __all__ = [
     "JIT_DISABLED",
-    "cache_closure",
+    "SOURCE_DIGEST",
+    "bound_kernel",
     "get_num_threads",
     "kernel",
     "max_threads",
@@ -45,47 +73,154 @@ F = TypeVar("F", bound=Callable[..., Any])
 #: Whether numba's compiler is disabled (``NUMBA_DISABLE_JIT=1``).
 JIT_DISABLED: bool = bool(numba.config.DISABLE_JIT)  # type: ignore[attr-defined]
 
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def _sources_digest(root: Path) -> str:
+    """SHA-256 over the relative paths and contents of every ``.py`` file under ``root``."""
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+#: Digest of the package's ``.py`` sources: part of every cache entry's name.
+SOURCE_DIGEST: str = _sources_digest(_PACKAGE)
+
 
 def kernel(
     signature: Any = None, *, parallel: bool = False, cache: bool = True, inline: bool = False
 ) -> Callable[[F], F]:
-    """Compile a function with numba (``cache=True``, numpy error model).
+    """Compile a function with numba on first use (numpy error model, on-disk cache).
 
     Parameters
     ----------
     signature : numba signature, optional
-        Compile eagerly for this signature only; default: compile lazily for
-        the argument types of each call.
+        The argument and return types the function is written for (as a
+        record of its interface, e.g. the task kernels'). Compilation is lazy
+        in every case, for the argument types of each use: importing a module
+        of kernels compiles nothing.
     parallel : bool
         Let ``numba.prange`` loops run on numba's thread pool.
     cache : bool
-        Write the machine code to disk, keyed on the sources it embeds (see
-        :func:`cache_closure`; only for functions of a ``.py`` file: in a
-        notebook or ``exec``'d code there is no file to key the cache on). Off
+        Keep the machine code on disk under a key of the package's sources
+        (see the module notes; only for functions of a ``.py`` file). Off
         for functions that take a compiled function as an argument: numba
         cannot find those in its cache from one process to the next.
     inline : bool
         Inline the function into its callers in numba's own IR (``inline="always"``),
         which lets numba drop the reference counting of the array views passed in.
     """
+    del signature  # documentation only: compiled lazily for the types of each use
+    options = _options(parallel=parallel, inline=inline)
+
+    def decorate(fn: F) -> F:
+        if JIT_DISABLED:
+            return numba.njit(**options)(fn)  # the function itself
+        if not (cache and _from_python_file(fn)):
+            return numba.njit(**options)(fn)
+        return _cached_njit(fn, fn.__globals__, SOURCE_DIGEST[:16], options)
+
+    return decorate
+
+
+def bound_kernel(
+    template: Callable[..., Any],
+    bindings: Mapping[str, Any],
+    *,
+    parallel: bool = False,
+    variant: str = "",
+) -> Any:
+    """Compile a copy of ``template`` that sees ``bindings`` as globals (on first use, cached).
+
+    The way to write one loop for many task kernels: ``template`` refers to a
+    module-level name (say ``task_kernel``), and each copy binds it to one
+    compiled function. numba freezes globals into the machine code, so each
+    copy is compiled separately, and its cache entry is filed under the
+    template's qualified name, ``variant``, the qualified names of the bound
+    functions, the package's sources and the source files of the bound
+    functions: a change of any of them gives new cache files.
+
+    Parameters
+    ----------
+    template : function
+        A plain Python function of a ``.py`` file (not compiled).
+    bindings : mapping of str to object
+        Globals of the copy, over the template's module globals.
+    parallel : bool
+        Compile with ``parallel=True`` (``prange`` on numba's thread pool).
+    variant : str
+        Told apart in the cache entry's name (e.g. a serial and a parallel copy).
+
+    Returns
+    -------
+    numba dispatcher
+        The compiled copy (the Python copy itself with ``NUMBA_DISABLE_JIT=1``).
+    """
+    namespace = {**template.__globals__, **bindings}
+    options = _options(parallel=parallel, inline=False)
+    parts = [variant]
+    cacheable = _from_python_file(template)
+    for name, value in sorted(bindings.items()):
+        if callable(value):
+            source = python_source(value)
+            parts.append(f"{name}={source.__module__}.{source.__qualname__}")
+            if not _from_python_file(source):
+                cacheable = False
+                continue
+            path = inspect.getsourcefile(source)
+            assert path is not None
+            parts.append(_file_digest(os.path.abspath(path)))
+    if JIT_DISABLED or not cacheable:
+        return numba.njit(**options)(_copy(template, namespace, template.__qualname__))
+    key = hashlib.sha256("|".join([SOURCE_DIGEST, *parts]).encode()).hexdigest()[:16]
+    return _cached_njit(template, namespace, key, options)
+
+
+def _options(*, parallel: bool, inline: bool) -> dict[str, Any]:
+    """``njit`` options of the package's kernels."""
     options: dict[str, Any] = {"error_model": "numpy", "nogil": True}
     if inline:
         options["inline"] = "always"
     if parallel:
         options["parallel"] = True
+    return options
 
-    def decorate(fn: F) -> F:
-        dispatcher = numba.njit(**options)(fn)
-        if JIT_DISABLED:  # njit gave the Python function back
-            return dispatcher  # type: ignore[no-any-return,unused-ignore]
-        if cache:
-            cache_closure(dispatcher, fn)
-        if signature is not None:  # eager, for this signature only (as njit(signature))
-            dispatcher.compile(signature)
-            dispatcher.disable_compile()
-        return dispatcher  # type: ignore[no-any-return,unused-ignore]
 
-    return decorate
+def _copy(fn: Callable[..., Any], namespace: dict[str, Any], qualname: str) -> Any:
+    """A new function with ``fn``'s code over globals ``namespace``, named ``qualname``."""
+    copy = pytypes.FunctionType(
+        fn.__code__, namespace, fn.__name__, fn.__defaults__, fn.__closure__
+    )
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    copy.__module__ = fn.__module__
+    copy.__doc__ = fn.__doc__
+    copy.__qualname__ = qualname
+    return copy
+
+
+def _cached_njit(
+    fn: Callable[..., Any], namespace: dict[str, Any], key: str, options: dict[str, Any]
+) -> Any:
+    """``njit(cache=True)`` of a copy of ``fn`` whose cache files carry ``key`` in their name.
+
+    numba names a function's cache files after its qualified name: the copy's
+    is ``fn``'s plus ``key``; the dispatcher shows ``fn``'s own name.
+    """
+    copy = _copy(fn, namespace, f"{fn.__qualname__}~{key}")
+    dispatcher = numba.njit(cache=True, **options)(copy)
+    dispatcher.__qualname__ = fn.__qualname__
+    return dispatcher
+
+
+@functools.cache
+def _file_digest(path: str) -> str:
+    """SHA-256 of a source file (read once per process)."""
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
 
 
 def _from_python_file(fn: Callable[..., Any]) -> bool:
@@ -119,9 +254,12 @@ def _libm_sincos(typingctx, x):  # type: ignore[no-untyped-def,unused-ignore]
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
         dbl = ir.DoubleType()
         fnty = ir.FunctionType(ir.VoidType(), [dbl, dbl.as_pointer(), dbl.as_pointer()])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "sincos")
-        s = cgutils.alloca_once(builder, dbl)
-        c = cgutils.alloca_once(builder, dbl)
+        fn = builder.module.globals.get("sincos")
+        if fn is None:
+            fn = ir.Function(builder.module, fnty, "sincos")
+        with builder.goto_entry_block():  # stack slots in the entry block, as LLVM prefers
+            s = builder.alloca(dbl)
+            c = builder.alloca(dbl)
         builder.call(fn, [context.cast(builder, args[0], signature.args[0], types.float64), s, c])
         return context.make_tuple(
             builder, signature.return_type, [builder.load(s), builder.load(c)]
@@ -137,82 +275,6 @@ def _sincos_overload(x):  # type: ignore[no-untyped-def,unused-ignore]  # numba 
     if isinstance(x, types.Complex):  # the complex step of dynamics.linearize
         return lambda x: (cmath.sin(x), cmath.cos(x))
     return None
-
-
-#: The package's kernel modules, whose compiled code other kernels embed: a change
-#: in any of them makes every cache entry unreachable (see :func:`cache_closure`).
-_KERNEL_MODULES = (
-    "_jit.py",
-    "dynamics.py",
-    "kinematics.py",
-    "integrators.py",
-    "kernel.py",
-    "tasks/base.py",
-    "tasks/balance.py",  # upright_terms and tilt_from_vertical, shared with swing-up
-)
-
-
-@functools.cache
-def _file_digest(path: str) -> str:
-    """SHA-256 of a source file (read once per process: the sources do not change under it)."""
-    with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
-
-
-class _KeyedCache(FunctionCache):  # type: ignore[misc,unused-ignore]
-    """numba's function cache with the index key of :func:`cache_closure`."""
-
-    def __init__(self, py_func: Callable[..., Any], salt: str) -> None:
-        super().__init__(py_func)
-        self._salt = salt
-
-    def _index_key(self, sig: Any, codegen: Any) -> Any:
-        code = hashlib.sha256(self._py_func.__code__.co_code).hexdigest()
-        return (sig, codegen.magic_tuple(), (code, self._salt))
-
-
-def cache_closure(dispatcher: Any, captured: Callable[..., Any], variant: str = "") -> bool:
-    """Give a compiled function an on-disk cache keyed on the sources it embeds.
-
-    Used for every kernel (:func:`kernel` calls it with the function itself as
-    ``captured``) and for the closures over a task kernel. numba's own cache
-    has two gaps here: it keys a closure on a pickle of the captured values, and
-    a compiled function pickles differently in every process, so a closure over
-    one is never found again; and it checks only the timestamp of the cached
-    function's own file, so a cached RK4 would keep an old copy of the equations
-    of motion after ``dynamics.py`` changed. Here the key is the function's
-    code, a digest of the source files of the package's kernel modules and of
-    the file that defines ``captured``, and ``captured``'s qualified name: the
-    entry is found again by any process with the same sources, and a change in
-    any of them gives a new key.
-
-    Parameters
-    ----------
-    dispatcher : numba dispatcher
-        The function to cache (before its first compilation).
-    captured : function or compiled function
-        The function whose file and name key the entry: the closure's captured
-        kernel, or the function itself.
-    variant : str
-        Told apart in the key: one source compiled with different options
-        (serial and ``parallel=True``) must not share entries.
-
-    Returns
-    -------
-    bool
-        Whether the cache was enabled (not for a ``captured`` defined outside a
-        ``.py`` file, or with the compiler disabled).
-    """
-    if JIT_DISABLED or not _from_python_file(captured):
-        return False
-    py_func = python_source(captured)
-    package = os.path.dirname(os.path.abspath(__file__))
-    files = [os.path.join(package, name) for name in _KERNEL_MODULES]
-    files.append(os.path.abspath(inspect.getsourcefile(py_func) or ""))
-    digests = ",".join(_file_digest(path) for path in files)
-    salt = f"{py_func.__module__}.{py_func.__qualname__}:{variant}:{digests}"
-    dispatcher._cache = _KeyedCache(dispatcher.py_func, salt)
-    return True
 
 
 def python_source(fn: Callable[..., Any]) -> Callable[..., Any]:

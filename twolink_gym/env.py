@@ -87,8 +87,9 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
     outside ``[-1, 1]`` are clipped, a NaN or infinite action or one of the wrong
     shape raises ``ValueError``. Observations are described in
     :mod:`twolink_gym.simulation`; :meth:`decode` inverts them. The env itself
-    never truncates: ``gym.make`` adds a ``TimeLimit`` of the task's length
-    (see :mod:`twolink_gym.registration`).
+    never truncates: ``gym.make`` adds a ``TimeLimit`` of the id's
+    ``max_episode_steps`` (see :mod:`twolink_gym.registration`);
+    :attr:`default_max_episode_steps` is the task's own length.
     ``reset(options=...)`` accepts ``"state"`` (shape ``(4,)``), for reach
     ``"target"`` (shape ``(2,)``), for track ``"path"`` (a path spec, see
     :class:`~twolink_gym.tasks.TrackTask`), and for any task with a goal
@@ -216,7 +217,12 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
 
     @property
     def default_max_episode_steps(self) -> int:
-        """The task's episode length in control steps."""
+        """The task's episode length at this env's ``dt``, in control steps.
+
+        The length of the task's per-task id at the default ``dt``; pass it as
+        ``gym.make(..., max_episode_steps=...)`` to keep the task's length in
+        seconds at another ``dt`` or through ``TwoLink-v0``.
+        """
         return self.sim.max_episode_steps
 
     @property
@@ -235,7 +241,16 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[ObsType, dict[str, Any]]:
-        """Start an episode (see the class notes for ``options``)."""
+        """Start an episode (see the class notes for ``options``).
+
+        Raises
+        ------
+        ValueError
+            If ``options`` is not a dict (or ``None``) of the task's option keys
+            (:attr:`Simulation.option_keys <twolink_gym.simulation.Simulation.option_keys>`),
+            or an option's value is invalid.
+        """
+        self.sim.check_options(options)  # before the generator is reseeded
         super().reset(seed=seed)
         self._start(options)
         if self._renderer is not None:

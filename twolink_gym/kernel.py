@@ -14,10 +14,12 @@
 
 The single env calls ``step`` with one arm, the vector env ``step`` or
 ``step_parallel`` with all its copies: the same per-arm machine code, so
-their trajectories are bit-identical. The loops close over the task kernel,
-so they are built per task (memoised) and cached on disk under a key of the
-sources they embed (:func:`twolink_gym._jit.cache_closure`); everything they
-call (the dynamics, RK4, the task kernel) is cached on disk as well.
+their trajectories are bit-identical. The loops are written once, as
+templates that call the module-level name ``task_kernel``; each task gets its
+own compiled copies with that name bound to its kernel
+(:func:`twolink_gym._jit.bound_kernel`), built on first use (memoised per
+process), compiled on their first call and cached on disk under a key of the
+sources they embed.
 
 Array arguments of the loops (``n`` arms; all C-contiguous)::
 
@@ -46,7 +48,7 @@ import numpy as np
 from numba import prange
 from numpy.typing import NDArray
 
-from twolink_gym._jit import cache_closure, kernel
+from twolink_gym._jit import bound_kernel, kernel
 from twolink_gym.integrators import rk4
 from twolink_gym.tasks.base import evaluate_one
 
@@ -155,78 +157,85 @@ def _step_one(
     )
 
 
+#: The task kernel the loop templates call: bound per task in each copy's own
+#: globals (:func:`step_kernels`); never called through this module attribute.
+task_kernel: Any = None
+
+
+def _step_template(
+    arms: Array,
+    config: Array,
+    options: Array,
+    steps: NDArray[np.int64],
+    state: Array,
+    action: Array,
+    goal: Array,
+    obs: NDArray[np.float32],
+    out: Array,
+    terms: Array,
+    extras: Array,
+) -> None:
+    """``step`` and ``step_parallel``: one control step of every arm (see the module notes)."""
+    # prange is range when compiled without parallel=True
+    for i in prange(state.shape[0]):
+        _step_one(
+            task_kernel,
+            i,
+            arms,
+            config,
+            options,
+            steps,
+            state,
+            action,
+            goal,
+            obs,
+            out,
+            terms,
+            extras,
+        )
+
+
+def _observe_template(
+    arms: Array,
+    config: Array,
+    options: Array,
+    steps: NDArray[np.int64],
+    state: Array,
+    action: Array,
+    goal: Array,
+    obs: NDArray[np.float32],
+    out: Array,
+    terms: Array,
+    extras: Array,
+) -> None:
+    """``observe``: the task outcome and observation of every arm where it is."""
+    for i in range(state.shape[0]):
+        x = state[i]
+        _observe_one(
+            task_kernel,
+            i,
+            arms[i],
+            options,
+            steps[i] * config[_DT],
+            x[0],
+            x[1],
+            x[2],
+            x[3],
+            action,
+            goal,
+            obs,
+            out,
+            terms,
+            extras,
+        )
+
+
 @functools.cache
 def step_kernels(task_kernel: Any) -> StepKernels:
-    """Compile the step loops of a task kernel (memoised per kernel and process)."""
-
-    def step(
-        arms: Array,
-        config: Array,
-        options: Array,
-        steps: NDArray[np.int64],
-        state: Array,
-        action: Array,
-        goal: Array,
-        obs: NDArray[np.float32],
-        out: Array,
-        terms: Array,
-        extras: Array,
-    ) -> None:
-        # prange is range when compiled without parallel=True
-        for i in prange(state.shape[0]):
-            _step_one(
-                task_kernel,
-                i,
-                arms,
-                config,
-                options,
-                steps,
-                state,
-                action,
-                goal,
-                obs,
-                out,
-                terms,
-                extras,
-            )
-
-    @kernel(cache=False)
-    def observe(
-        arms: Array,
-        config: Array,
-        options: Array,
-        steps: NDArray[np.int64],
-        state: Array,
-        action: Array,
-        goal: Array,
-        obs: NDArray[np.float32],
-        out: Array,
-        terms: Array,
-        extras: Array,
-    ) -> None:
-        for i in range(state.shape[0]):
-            x = state[i]
-            _observe_one(
-                task_kernel,
-                i,
-                arms[i],
-                options,
-                steps[i] * config[_DT],
-                x[0],
-                x[1],
-                x[2],
-                x[3],
-                action,
-                goal,
-                obs,
-                out,
-                terms,
-                extras,
-            )
-
-    serial = kernel(cache=False)(step)
-    parallel = kernel(cache=False, parallel=True)(step)
-    cache_closure(serial, task_kernel)
-    cache_closure(parallel, task_kernel, variant="parallel")
-    cache_closure(observe, task_kernel)
-    return StepKernels(serial, parallel, observe)
+    """The step loops of a task kernel (memoised per kernel and process; compiled on first call)."""
+    bindings = {"task_kernel": task_kernel}
+    return StepKernels(
+        step=bound_kernel(_step_template, bindings),
+        step_parallel=bound_kernel(_step_template, bindings, parallel=True, variant="parallel"),
+        observe=bound_kernel(_observe_template, bindings),
+    )

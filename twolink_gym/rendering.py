@@ -35,7 +35,12 @@ Picture (y up, the base at the centre of the frame)
 - the joints: a motorised joint is a dark ring, a joint without a motor (the
   shoulder of an acrobot, the elbow of a pendubot) a light grey one, and the
   readout names the motors;
-- a readout: task name, time, reward and the joint torques.
+- a readout: task name, time, reward and the joint torques
+  (:meth:`ArmRenderer.readout` gives its lines). Text is drawn at
+  :data:`TEXT_SUPERSAMPLING` times its size and scaled down, so that its
+  letters sit where the font's own spacing puts them: drawn directly, a small
+  font's letters are snapped to whole pixels one by one, which opens uneven
+  gaps between some of them ("sw ingup").
 
 :meth:`ArmRenderer.world_to_pixel` is the one mapping from world metres to
 pixel coordinates; use it to find where something is drawn in a frame.
@@ -62,7 +67,7 @@ from twolink_gym.params import ArmParams
 from twolink_gym.tasks import Task, TrackTask
 from twolink_gym.tasks.track import reference_position
 
-__all__ = ["RENDER_MODES", "TORQUE_MIN_FRACTION", "ArmRenderer", "Colors"]
+__all__ = ["RENDER_MODES", "TEXT_SUPERSAMPLING", "TORQUE_MIN_FRACTION", "ArmRenderer", "Colors"]
 
 #: The render modes an :class:`ArmRenderer` supports.
 RENDER_MODES = ("human", "rgb_array")
@@ -74,6 +79,10 @@ TARGET_MARK_FRACTION = 0.03
 REFERENCE_MIN_RADIUS = 3
 #: Smallest radius [px] of a preview dot of the track task.
 PREVIEW_MIN_RADIUS = 2
+#: Text is drawn this many times larger, then scaled down to its size (even letter spacing).
+TEXT_SUPERSAMPLING = 4
+#: Most text lines kept drawn for reuse (the lines that do not change between frames).
+_TEXT_CACHE_SIZE = 16
 
 RGB = tuple[int, int, int]
 
@@ -229,9 +238,11 @@ class ArmRenderer:
             self._clock = pg.time.Clock()
         self._canvas = pg.Surface(self.size)
         self._font: Any = None
+        self._text_cache: dict[str, Any] = {}
         try:
             pg.font.init()
-            self._font = pg.font.Font(None, max(14, round(0.044 * min(width, height))))
+            text_size = max(14, round(0.044 * min(width, height)))
+            self._font = pg.font.Font(None, TEXT_SUPERSAMPLING * text_size)
         except (pg.error, OSError, ImportError, NotImplementedError):  # no fonts: no readout
             self._font = None
 
@@ -627,25 +638,60 @@ class ArmRenderer:
             self._pg.gfxdraw.filled_polygon(surf, poly, Colors.torque)
             self._pg.gfxdraw.aapolygon(surf, poly, Colors.torque)
 
+    def readout(self, time: float, reward: float, torque: ArrayLike) -> tuple[list[str], list[str]]:
+        """The readout's lines: ``(top_left, bottom_left)``, each top to bottom.
+
+        Parameters
+        ----------
+        time : float
+            Time into the episode [s].
+        reward : float
+            The last reward.
+        torque : array_like, shape (2,)
+            The joint torques being applied [N·m].
+        """
+        tau = np.asarray(torque, dtype=np.float64)
+        top_left = [f"task: {self.task.name}", f"t = {time:.2f} s", f"reward = {reward:+.3f}"]
+        bottom_left = [f"torque = ({tau[0]:+.1f}, {tau[1]:+.1f}) N m"]
+        if self.actuated != (0, 1):
+            names = {0: "shoulder", 1: "elbow"}
+            bottom_left.insert(0, "motor: " + ", ".join(names[j] for j in self.actuated) + " only")
+        return top_left, bottom_left
+
+    def _text(self, line: str, cache: bool = False) -> Any:
+        """``line`` drawn in the readout's font and colour: a surface with alpha.
+
+        Drawn :data:`TEXT_SUPERSAMPLING` times larger and scaled down (see the
+        module docstring); ``cache`` keeps it for the next frames.
+        """
+        if line in self._text_cache:
+            return self._text_cache[line]
+        big = self._font.render(line, True, Colors.text)
+        k = TEXT_SUPERSAMPLING
+        w, h = big.get_size()
+        img = self._pg.transform.smoothscale(big, (max(1, round(w / k)), max(1, round(h / k))))
+        if cache:
+            if len(self._text_cache) >= _TEXT_CACHE_SIZE:
+                self._text_cache.clear()
+            self._text_cache[line] = img
+        return img
+
     def _draw_readout(
         self, surf: Any, time: float, reward: float, torque: NDArray[np.float64]
     ) -> None:
         if self._font is None:
             return
-        top_left = [f"task: {self.task.name}", f"t = {time:.2f} s", f"reward = {reward:+.3f}"]
-        bottom_left = [f"torque = ({torque[0]:+.1f}, {torque[1]:+.1f}) N m"]
-        if self.actuated != (0, 1):
-            names = {0: "shoulder", 1: "elbow"}
-            bottom_left.insert(0, "motor: " + ", ".join(names[j] for j in self.actuated) + " only")
+        top_left, bottom_left = self.readout(time, reward, torque)
+        static = {top_left[0], *bottom_left[:-1]}  # the task and motor lines
         pad = 8
         y = pad
         for line in top_left:
-            img = self._font.render(line, True, Colors.text)
+            img = self._text(line, cache=line in static)
             surf.blit(img, (pad, y))
             y += img.get_height() + 2
         y = self.size[1] - pad
         for line in reversed(bottom_left):
-            img = self._font.render(line, True, Colors.text)
+            img = self._text(line, cache=line in static)
             y -= img.get_height()
             surf.blit(img, (pad, y))
             y -= 2

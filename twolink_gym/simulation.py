@@ -492,6 +492,36 @@ class Simulation:
         return self.task.evaluation(buffers.out, buffers.terms, buffers.extras)
 
     # -- episode starts --------------------------------------------------
+    @property
+    def option_keys(self) -> list[str]:
+        """The keys ``reset(options=...)`` accepts for this task, sorted."""
+        task = self.task
+        valid = {"state"}
+        if task.goal_size:
+            valid |= {"goal"} | ({task.goal_option} if task.goal_option else set())
+        return sorted(valid)
+
+    def check_options(self, options: object) -> dict[str, Any]:
+        """``options`` of ``reset`` as a dict, after checking its type and keys.
+
+        Raises
+        ------
+        ValueError
+            If ``options`` is not a mapping or ``None``, or has a key not in
+            :attr:`option_keys` (listing them).
+        """
+        valid = self.option_keys
+        if options is not None and not isinstance(options, Mapping):
+            raise ValueError(
+                f"options must be a dict (or None), got {type(options).__name__} "
+                f"{options!r}; the valid keys for task {self.task.name!r} are {valid}"
+            )
+        options = dict(options or {})
+        unknown = sorted(set(options) - set(valid), key=str)
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {unknown}; valid options are {valid}")
+        return options
+
     def initial_conditions(
         self,
         rngs: Sequence[np.random.Generator],
@@ -509,18 +539,11 @@ class Simulation:
         Raises
         ------
         ValueError
-            On an unknown option key, a wrong shape or a non-finite value.
+            If ``options`` is not a mapping (or ``None``), on an unknown option
+            key, a wrong shape or a non-finite value.
         """
-        options = dict(options or {})
+        options = self.check_options(options)
         task = self.task
-        valid = {"state"}
-        if task.goal_size:
-            valid |= {"goal"} | ({task.goal_option} if task.goal_option else set())
-        unknown = sorted(set(options) - valid)
-        if unknown:
-            raise ValueError(
-                f"unknown reset option(s) {unknown}; valid options are {sorted(valid)}"
-            )
         arms = [self.params] * n if params is None else params
         given: Array | None = None
         if "goal" in options and task.goal_option in options:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -38,7 +39,8 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
     (``params`` as a sequence). Each copy has its own random generator, seeded ``seed + i`` like
     Gymnasium's ``SyncVectorEnv``, so that with the same seed and actions this
     env and ``num_envs`` single envs produce identical trajectories. The env
-    counts its own steps and truncates each copy after ``max_episode_steps``.
+    counts its own steps and truncates each copy after ``max_episode_steps``
+    (as ``gym.make``'s ``TimeLimit`` does for a single env).
 
     Parameters
     ----------
@@ -53,11 +55,15 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
     num_threads : int
         Threads of the step kernel, 1 … ``NUMBA_NUM_THREADS`` (default 1: the
         loop on the calling thread). More threads pay from a few hundred copies
-        on (see the README's *Speed*); below that, and beside a training
+        on (docs/speed.md); below that, and beside a training
         library's own threads or other worker processes, one is faster.
         Results do not depend on it (bit for bit).
     max_episode_steps : int, optional
-        Episode length in steps (default: the task's length).
+        Episode length in control steps: a positive integer, ``None`` for the
+        task's length at this ``dt`` (the default) or ``-1`` for no limit
+        (Gymnasium's convention; :attr:`max_episode_steps` is then ``None``).
+        ``gym.make_vec(id, ...)`` passes the id's registered length, or the
+        ``max_episode_steps`` it was given (see :mod:`twolink_gym.registration`).
     autoreset_mode : AutoresetMode or str
         ``"NextStep"`` (Gymnasium's default: a finished copy is reset on the next
         call to :meth:`step`, which then ignores its action) or ``"SameStep"``
@@ -149,9 +155,7 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         )
         if self.sim.randomization is not None and per_copy is not None:
             self.sim.randomization.check(per_copy)
-        if max_episode_steps is None:
-            max_episode_steps = self.sim.max_episode_steps
-        max_episode_steps = positive_integer(max_episode_steps, "max_episode_steps")
+        limit = _episode_limit(max_episode_steps, self.sim.max_episode_steps)
         try:
             mode = AutoresetMode(autoreset_mode)
         except ValueError as exc:
@@ -170,7 +174,8 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
             )
 
         self.num_envs = int(num_envs)
-        self.max_episode_steps = int(max_episode_steps)
+        #: Steps after which a copy's episode is truncated (``None``: never).
+        self.max_episode_steps: int | None = limit
         self.render_mode = render_mode
         self.metadata = {
             **self.metadata,
@@ -275,9 +280,11 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         gymnasium.error.Error
             For a negative or non-integer seed (as ``gymnasium.utils.seeding``).
         ValueError
-            For a list of seeds whose length is not ``num_envs``.
+            For a list of seeds whose length is not ``num_envs``, or ``options``
+            that are not a dict (or ``None``) of the task's option keys.
         """
         n = self.num_envs
+        self.sim.check_options(options)  # before the generators are reseeded
         if seed is not None:
             seeds = self._seed_list(seed)
             rngs = [seeding.np_random(s) for s in seeds]
@@ -339,7 +346,10 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         outcome = self.sim.evaluation(self._buffers)
         self._elapsed += 1
         terminated = outcome.terminated.copy()
-        truncated = self._elapsed >= self.max_episode_steps
+        if self.max_episode_steps is None:
+            truncated = np.zeros(n, dtype=bool)
+        else:
+            truncated = self._elapsed >= self.max_episode_steps
         reward = outcome.reward.copy()
         self._last_reward = reward.copy()
         info = self._info(outcome)
@@ -483,6 +493,30 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
             for r in self._renderers:
                 r.close()
             self._renderers = None
+
+
+def _episode_limit(max_episode_steps: object, task_steps: int) -> int | None:
+    """The truncation length from the ``max_episode_steps`` argument (``None``: no limit).
+
+    ``None`` gives ``task_steps``, ``-1`` no limit, a positive integer itself.
+
+    Raises
+    ------
+    ValueError
+        For anything else, naming the argument and the allowed values.
+    """
+    if max_episode_steps is None:
+        return task_steps
+    if isinstance(max_episode_steps, numbers.Integral) and not isinstance(max_episode_steps, bool):
+        steps = int(max_episode_steps)
+        if steps == -1:
+            return None
+        if steps >= 1:
+            return steps
+    raise ValueError(
+        "max_episode_steps must be a positive integer, -1 (no limit) or None "
+        f"(the task's length), got {max_episode_steps!r}"
+    )
 
 
 def _copy(value: Any) -> Any:

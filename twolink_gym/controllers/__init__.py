@@ -5,7 +5,7 @@ model of the arm, and returns the normalised action, so one evaluation loop
 (e.g. SB3's ``evaluate_policy``) runs learned agents and these baselines on the
 same episodes::
 
-    env = gym.make("TwoLink-v0", task="balance")
+    env = gym.make("TwoLinkBalance-v0")
     controller = CONTROLLERS["lqr"].from_env(env)
     action, state = controller.predict(obs, state, episode_start)
 

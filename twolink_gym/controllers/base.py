@@ -235,6 +235,9 @@ class Controller(abc.ABC):
     ) -> ControllerT:
         """Build the controller for an environment.
 
+        The controller reads the env's observations: with ``observation="angles"``
+        it estimates the speeds (:meth:`set_observation`).
+
         Parameters
         ----------
         env : TwoLinkEnv, TwoLinkVectorEnv, SB3 VecEnv or Simulation
@@ -244,9 +247,6 @@ class Controller(abc.ABC):
             parameters (with ``randomize``, not the episode's drawn arm).
         **options
             The controller's own keyword arguments (gains, weights, ...).
-
-        The controller reads the env's observations: with ``observation="angles"``
-        it estimates the speeds (:meth:`set_observation`).
 
         Raises
         ------

@@ -36,7 +36,7 @@ A discrete LQR about the upright designed on the one-input linearisation
 (:func:`~twolink_gym.controllers.lqr.design_upright_lqr`) takes over when its
 predicted cost ``dxᵀ P dx`` falls below ``catch_level``, a level set inside
 its region of attraction under the torque limits estimated by simulation
-(``python benchmarks/swingup_lqr_roa.py``, README *Swing-up*), and keeps the
+(``python benchmarks/swingup_lqr_roa.py``; docs/controllers.md), and keeps the
 arm until the cost exceeds ``release_level`` (hysteresis). The LQR's own
 trajectories from the level set may leave it on their way in (the cost is not
 a Lyapunov function of the saturated, sampled, nonlinear loop); a stateless
@@ -103,7 +103,7 @@ PENDUBOT_CATCH_LEVEL = 80.0
 PENDUBOT_RELEASE_LEVEL = 400.0
 #: The acrobot's catch LQR weights: ``Q = diag(2.3, 0.48, 0.65, 2.4)``, ``R = 0.085``
 #: (found by a random search over weights, gains and levels whose catch level lay
-#: inside the LQR's estimated region of attraction; README *Swing-up*). With the
+#: inside the LQR's estimated region of attraction; docs/controllers.md). With the
 #: balance controller's weights the acrobot's region is too thin to catch it.
 ACROBOT_CATCH_Q = (2.3, 0.48, 0.65, 2.4)
 ACROBOT_CATCH_R = (0.085,)
@@ -382,7 +382,7 @@ class PendubotSwingupController(PFLSwingupController):
     up and the LQR catches the arm. Default gains ``kp = 15 /s²``,
     ``kd = 15 /s``, ``pump = 80 rad/s²``, ``pump_gain = 0.3 s/(J·rad)``,
     ``catch_level =`` :data:`PENDUBOT_CATCH_LEVEL`, ``release_level =``
-    :data:`PENDUBOT_RELEASE_LEVEL` (README, *Swing-up*).
+    :data:`PENDUBOT_RELEASE_LEVEL` (results: docs/controllers.md).
     See :class:`PFLSwingupController` for the parameters.
     """
 
@@ -411,7 +411,7 @@ class AcrobotSwingupController(PFLSwingupController):
     ``release_level =`` :data:`ACROBOT_RELEASE_LEVEL` and a look-ahead of
     :data:`ACROBOT_CATCH_HORIZON` (``catch_horizon``): its level set is too
     thin to catch most passes near the upright. It swings up 98 % of the
-    evaluation episodes (README, *Swing-up*). See
+    evaluation episodes (docs/controllers.md). See
     :class:`PFLSwingupController` for the parameters.
     """
 

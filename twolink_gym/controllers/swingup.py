@@ -25,12 +25,12 @@ A discrete LQR about the upright (:func:`~twolink_gym.controllers.lqr.design_lqr
 the balance controller's weights) takes over whenever the predicted cost
 ``dxᵀ P dx`` is below ``catch_level``: a level set inside the LQR's region of
 attraction under the torque limits, estimated by simulation with
-``benchmarks/bench_controllers.py`` (README, Swing-up). The switch is
+``benchmarks/bench_controllers.py`` (docs/controllers.md). The switch is
 stateless: outside the level set the swing-up law acts again.
 
 The underactuated arms are not covered: the energy laws for the acrobot
 (Spong's partial feedback linearisation) and the pendubot did not reach the
-upright reliably under the task's torque limits (README, Swing-up).
+upright reliably under the task's torque limits (docs/controllers.md).
 """
 
 from __future__ import annotations

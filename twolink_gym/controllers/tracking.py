@@ -15,8 +15,8 @@ state, shape ``(n, 1)``, ``+1`` for ``q2 >= 0`` (``"down"``) and ``-1``
 :class:`FeedForwardController` applies the inverse-dynamics torques of that
 reference and nothing else, ``τ = M(q_ref) q̈_ref + C(q_ref, q̇_ref) q̇_ref +
 G(q_ref) + F q̇_ref``: the open loop of the looping-path exercise, which drifts
-off the path because the hanging arm's open loop is unstable (README, "Tip
-paths and the looping-path experiment"). The computed-torque and impedance
+off the path because the hanging arm's open loop is unstable (the looping-path
+experiment, docs/environments/track.md). The computed-torque and impedance
 controllers add feedback to the same reference.
 """
 

@@ -14,7 +14,7 @@ import numpy as np
 from numba import types
 from numpy.typing import ArrayLike, NDArray
 
-from twolink_gym._jit import cache_closure, kernel, sincos
+from twolink_gym._jit import bound_kernel, kernel, sincos
 from twolink_gym.dynamics import arm_vectors
 from twolink_gym.kinematics import tip_from_trig
 from twolink_gym.params import ArmParams
@@ -124,48 +124,48 @@ def evaluate_one(
     return c1, s1, c2, s2
 
 
+def _evaluation_template(
+    arms: Array,
+    options: Array,
+    times: Array,
+    state: Array,
+    action: Array,
+    goal: Array,
+    out: Array,
+    terms: Array,
+    extras: Array,
+) -> None:
+    """:func:`evaluate_one` over a batch; ``task_kernel`` is bound by :func:`evaluation_loop`."""
+    for i in range(state.shape[0]):
+        x = state[i]
+        evaluate_one(
+            task_kernel,  # in each compiled copy: the bound task kernel, not the decorator
+            arms[i],
+            options,
+            times[i],
+            x[0],
+            x[1],
+            x[2],
+            x[3],
+            action[i, 0],
+            action[i, 1],
+            goal[i],
+            out[i],
+            terms[i],
+            extras[i],
+        )
+
+
 @functools.cache
 def evaluation_loop(task_kernel: Any) -> Any:
     """The compiled loop of :func:`evaluate_one` over a batch, for one task kernel (memoised).
 
     ``loop(arms (n, 9), options (k,), times (n,), state (n, 4), action (n, 2),
-    goal (n, g), out (n, 6), terms (n, t), extras (n, e))``, cached on disk by
-    :func:`twolink_gym._jit.cache_closure`.
+    goal (n, g), out (n, 6), terms (n, t), extras (n, e))``: a copy of one
+    template with ``task_kernel`` bound as a global
+    (:func:`twolink_gym._jit.bound_kernel`), compiled on first use and cached on disk.
     """
-
-    @kernel(cache=False)
-    def loop(
-        arms: Array,
-        options: Array,
-        times: Array,
-        state: Array,
-        action: Array,
-        goal: Array,
-        out: Array,
-        terms: Array,
-        extras: Array,
-    ) -> None:
-        for i in range(state.shape[0]):
-            x = state[i]
-            evaluate_one(
-                task_kernel,
-                arms[i],
-                options,
-                times[i],
-                x[0],
-                x[1],
-                x[2],
-                x[3],
-                action[i, 0],
-                action[i, 1],
-                goal[i],
-                out[i],
-                terms[i],
-                extras[i],
-            )
-
-    cache_closure(loop, task_kernel)
-    return loop
+    return bound_kernel(_evaluation_template, {"task_kernel": task_kernel})
 
 
 def goal_batch(value: Any, key: str, size: int, n: int) -> Array:

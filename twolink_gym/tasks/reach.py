@@ -126,9 +126,8 @@ class ReachTask(Task):
     target, 0.61 at ``d = near_sigma``, the 5 cm success radius by default,
     0.14 at twice that) is sharp across the success disc, so that holding the
     tip still on the target pays visibly more than hovering a few centimetres
-    away. (Version 0 had only the cone: 4 cm or 6 cm from the target differed by
-    0.02 a step, and SAC ended a median 4–6 cm off; see the README's version
-    history.)
+    away: with the cone alone, 4 cm and 6 cm from the target differ by only
+    0.02 a step.
 
     Sparse reward (``sparse=True``, like dm_control's ``reacher``): 1 when the tip is
     within ``tolerance`` of the target, else 0, and no costs. Reach never

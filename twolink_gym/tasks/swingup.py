@@ -124,7 +124,7 @@ class SwingupTask(Task):
     at most ``τ2``, the smallest shoulder torque that holds link 1 horizontal is
     ``g1 - min(τ2, g2)`` (link 2 hanging back as far as the elbow can hold it),
     where ``g1 = (m1 lc1 + m2 l1) g`` and ``g2 = m2 lc2 g``: 14.715 − 4 = 10.7 N·m
-    for the default arm, above the 8 N·m available. See the README.
+    for the default arm, above the 8 N·m available (docs/environments/swingup.md).
 
     The acrobot and the pendubot keep the arm's ordinary motors
     (:data:`SWINGUP_UNDERACTUATED_MAX_TORQUE`, (30, 10) N·m: 10 N·m at the
@@ -132,7 +132,7 @@ class SwingupTask(Task):
     motor's limit, an underactuated arm cannot be lifted quasi-statically (its
     passive joint cannot be held), so it must pump energy anyway; under these
     limits the upright LQR's region of attraction is large enough to catch the
-    arm (README, *Swing-up: energy control and the catch*).
+    arm (docs/controllers.md, energy control and the catch).
     :meth:`~twolink_gym.tasks.base.Task.default_max_torque_for` maps the
     actuation to these defaults.
 

@@ -1,0 +1,290 @@
+"""The generated results pages of the docs site (docs/scripts/results_pages.py).
+
+The pages are committed; these tests fail when a summary in docs/results/ was
+changed without regenerating the pages, and check the numbers in the pages'
+tables against the data they come from, recomputed here independently (from
+the per-episode CSVs, the per-seed records, the per-condition success rates).
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "docs" / "results"
+SCRIPT = ROOT / "docs" / "scripts" / "results_pages.py"
+
+#: Results page -> the ``twolink compare`` folders it shows.
+COMPARISONS = {
+    "reach": ["reach"],
+    "balance": ["balance"],
+    "swingup": ["swingup", "swingup_pendubot"],
+    "track": ["track"],
+}
+
+
+def load_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("results_pages_under_test", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the script runs
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def rp() -> ModuleType:
+    return load_script()
+
+
+def page_text(name: str) -> str:
+    return (RESULTS / f"{name}.md").read_text(encoding="utf-8")
+
+
+def tables_in(text: str) -> list[list[dict[str, str]]]:
+    """Every markdown table of ``text`` as rows keyed by the header (parsed here, not by the script)."""
+    out, block = [], []
+    for line in [*text.splitlines(), ""]:
+        stripped = line.strip()
+        if stripped.startswith("|"):
+            block.append(stripped)
+            continue
+        if len(block) >= 2:
+            cells = [re.split(r"(?<!\\)\|", row.strip("|")) for row in block]
+            header = [c.strip() for c in cells[0]]
+            out.append(
+                [dict(zip(header, (c.strip() for c in row), strict=True)) for row in cells[2:]]
+            )
+        block = []
+    return out
+
+
+def section(text: str, heading_start: str) -> str:
+    """The text from the ``### `` heading starting with ``heading_start`` to the next heading."""
+    match = re.search(rf"^### {re.escape(heading_start)}.*?(?=^##)", text + "\n## ", re.M | re.S)
+    assert match, f"no section '### {heading_start}...'"
+    return match.group(0)
+
+
+def episodes_by_policy(folder: str) -> dict[str, dict[str, np.ndarray]]:
+    """Per-episode columns of every policy of a compare folder, keyed by the policy's label."""
+    out = {}
+    for sub in sorted(p for p in (RESULTS / folder).iterdir() if (p / "episodes.csv").is_file()):
+        label = json.loads((sub / "summary.json").read_text())["policy"]
+        with (sub / "episodes.csv").open() as f:
+            rows = list(csv.DictReader(f))
+        out[label] = {k: np.array([float(r[k]) for r in rows]) for k in rows[0]}
+    return out
+
+
+def percent(x: float) -> str:
+    p = 100 * x
+    return f"{p:.0f}%" if abs(p - round(p)) < 1e-9 else f"{p:.1f}%"
+
+
+# --------------------------------------------------------------------------- reproducible
+
+
+def test_generator_reproduces_the_committed_pages(rp: ModuleType) -> None:
+    pages = rp.build_pages()
+    assert sorted(pages) == sorted(f"{n}.md" for n in rp.PAGES)
+    for name, text in pages.items():
+        committed = (RESULTS / name).read_text(encoding="utf-8")
+        assert committed == text, (
+            f"docs/results/{name} differs from what docs/scripts/results_pages.py writes; "
+            "run `python docs/scripts/results_pages.py` and commit the pages"
+        )
+    assert rp.main(["--check"]) == 0
+
+
+def test_check_fails_when_a_summary_changes_without_regenerating(
+    rp: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy = tmp_path / "results"
+    shutil.copytree(RESULTS, copy, ignore=shutil.ignore_patterns("*.npz", "*.csv"))
+    monkeypatch.setattr(rp, "RESULTS", copy)
+    monkeypatch.setattr(rp, "NOTES", copy / "notes")
+    assert rp.main(["--check"]) == 0
+    summary = json.loads((copy / "balance" / "summary.json").read_text())
+    summary["policies"][0]["success_rate"] = 0.5
+    (copy / "balance" / "summary.json").write_text(json.dumps(summary))
+    assert rp.main(["--check"]) == 1
+    assert "50%" in rp.build_pages()["balance.md"]
+    # a failed check writes nothing
+    assert (copy / "balance.md").read_text() == page_text("balance")
+
+
+def test_missing_data_is_an_error_naming_the_file(
+    rp: ModuleType,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    copy = tmp_path / "results"
+    shutil.copytree(RESULTS, copy, ignore=shutil.ignore_patterns("*.npz", "*.csv"))
+    (copy / "track" / "summary.json").unlink()
+    monkeypatch.setattr(rp, "RESULTS", copy)
+    monkeypatch.setattr(rp, "NOTES", copy / "notes")
+    before = (copy / "index.md").read_text()
+    assert rp.main([]) == 2
+    assert "track/summary.json is missing" in capsys.readouterr().err
+    assert (copy / "index.md").read_text() == before
+
+
+# --------------------------------------------------------------------------- numbers from data
+
+
+@pytest.mark.parametrize("page", sorted(COMPARISONS))
+def test_comparison_tables_match_the_per_episode_results(page: str) -> None:
+    text = page_text(page)
+    for folder in COMPARISONS[page]:
+        episodes = episodes_by_policy(folder)
+        assert episodes, f"no per-policy episodes.csv in docs/results/{folder}"
+        tables = [t for t in tables_in(text) if t and "kind" in t[0] and "success" in t[0]]
+        rows = {r["policy"]: r for t in tables for r in t if r["policy"] in episodes}
+        assert sorted(rows) == sorted(episodes), (
+            f"{folder}: the page's policies differ from the data"
+        )
+        for label, cols in episodes.items():
+            row = rows[label]
+            assert row["success"] == percent(cols["success"].mean()), (folder, label)
+            ret = cols["return"]
+            assert row["return (mean ± std)"] == f"{ret.mean():.1f} ± {ret.std():.1f}", (
+                folder,
+                label,
+            )
+            effort = cols["effort"].mean()
+            shown = row["effort ∫τ²dt [N²m²s]"]
+            assert float(shown) == pytest.approx(effort, rel=5e-3, abs=0.5), (folder, label)
+
+
+def test_seed_tables_agree_with_their_per_seed_values() -> None:
+    """Every seed table: the mean and the worst seed follow from the per-seed success rates."""
+    checked = 0
+    for name in ("reach", "balance", "swingup", "track", "robustness"):
+        for table in tables_in(page_text(name)):
+            for row in table:
+                if "success per seed" not in row:
+                    continue
+                values = [float(v.rstrip("%")) for v in row["success per seed"].split(" / ")]
+                assert len(values) == int(row["seeds"])
+                mean = float(row["mean [95% CI]"].split("%")[0])
+                assert mean == pytest.approx(np.mean(values), abs=0.5 + 1e-9), row["agent"]
+                assert float(row["worst seed"].rstrip("%")) == min(values), row["agent"]
+                low, high = (
+                    float(x) for x in re.findall(r"\[(.*?)%, (.*?)%\]", row["mean [95% CI]"])[0]
+                )
+                assert min(values) - 0.5 <= low <= mean <= high <= max(values) + 0.5
+                checked += 1
+    assert checked >= 14
+
+
+def test_sweep_tables_recompute_from_sweep_json() -> None:
+    text = page_text("robustness")
+    rows = {r["agent"]: r for t in tables_in(text) for r in t if "success per seed" in r}
+    for folder in ("seeds_sac", "seeds_sac_reach"):
+        sweep = json.loads((RESULTS / "robustness" / folder / "sweep.json").read_text())
+        per_seed = [s["success_rate"] for s in sweep["seeds"]]  # the seeds' own records
+        row = rows[sweep["label"]]
+        assert row["success per seed"] == " / ".join(percent(v) for v in per_seed)
+        assert row["mean [95% CI]"].startswith(percent(float(np.mean(per_seed))) + " [")
+        assert row["worst seed"] == percent(min(per_seed))
+
+
+def test_robustness_scores_recompute_from_the_conditions() -> None:
+    text = page_text("robustness")
+    groups_order = [
+        "model",
+        "observation noise",
+        "torque noise",
+        "torque response",
+        "delay",
+        "observation model",
+    ]
+    folders = sorted(p.parent for p in (RESULTS / "robustness").rglob("robustness.json"))
+    assert len(folders) >= 10
+    score_rows = [r for t in tables_in(text) for r in t if "robustness score" in r]
+    for folder in folders:
+        data = json.loads((folder / "robustness.json").read_text())
+        group_of = {c["name"]: c["group"] for c in data["conditions"]}
+        assert f"docs/results/{folder.relative_to(RESULTS).as_posix()}/robustness.json" in text
+        for policy in data["policies"]:
+            by_group: dict[str, list[float]] = {}
+            for cond, rate in policy["success"].items():
+                if group_of[cond] != "nominal" and rate is not None:
+                    by_group.setdefault(group_of[cond], []).append(rate)
+            scores = {g: float(np.mean(v)) for g, v in by_group.items()}
+            expected = float(np.mean(list(scores.values())))
+            cells = [percent(scores[g]) if g in scores else "–" for g in groups_order]
+            matching = [
+                r
+                for r in score_rows
+                if r["policy"] == policy["policy"] and [r[g] for g in groups_order] == cells
+            ]
+            assert matching, f"{folder.name}: no row for {policy['policy']} with groups {cells}"
+            assert any(f"{expected:.3f}" in r["robustness score"] for r in matching), (
+                folder.name,
+                policy["policy"],
+            )
+
+
+def test_index_names_the_best_agent_and_controller_of_each_comparison() -> None:
+    rows = tables_in(page_text("index"))[0]
+    assert len(rows) == 5
+    for row, folder in zip(
+        rows, ["reach", "balance", "swingup", "swingup_pendubot", "track"], strict=True
+    ):
+        episodes = episodes_by_policy(folder)
+        kinds = {
+            json.loads((p / "summary.json").read_text())["policy"]: json.loads(
+                (p / "summary.json").read_text()
+            )["kind"]
+            for p in (RESULTS / folder).iterdir()
+            if (p / "summary.json").is_file()
+        }
+        for kind, column in (
+            ("agent", "best shipped agent (success)"),
+            ("controller", "best controller (success)"),
+        ):
+            best = max(
+                (cols["success"].mean() for label, cols in episodes.items() if kinds[label] == kind)
+            )
+            assert row[column].endswith(" " + percent(best)), (folder, column)
+
+
+# --------------------------------------------------------------------------- commands and images
+
+
+def test_every_regeneration_block_is_on_a_page(rp: ModuleType) -> None:
+    blocks = rp.regenerate_blocks()
+    assert set(blocks) == {
+        f"docs/results/{f}"
+        for f in ("reach", "balance", "swingup", "swingup_pendubot", "track", "tracking")
+    }
+    pages = "\n".join(page_text(n) for n in rp.PAGES)
+    for folder, commands in blocks.items():
+        assert commands.strip() in pages, f"the commands for {folder} are on no results page"
+        for line in commands.splitlines():
+            out = re.search(r"--out (\S+)", line)
+            if out:
+                assert out.group(1).startswith(folder), f"{line!r} writes outside {folder}"
+
+
+def test_every_image_of_the_results_pages_exists() -> None:
+    for name in ("index", "reach", "balance", "swingup", "track", "robustness"):
+        for target in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", page_text(name)):
+            assert (RESULTS / target).is_file(), f"{name}.md shows a missing image {target}"
+    shown = "\n".join(page_text(n) for n in ("reach", "balance", "swingup", "track", "robustness"))
+    for image in RESULTS.rglob("*"):
+        if image.suffix in {".png", ".gif"}:
+            assert image.relative_to(RESULTS).as_posix() in shown, f"{image} is on no results page"

@@ -1,0 +1,145 @@
+"""The documentation site's configuration and build helpers (mkdocs.yml, docs/scripts/).
+
+The strict build and the browser check run in `make docs`; these tests check,
+without building, that the navigation holds exactly the agreed pages and that
+each exists, that nothing loads from elsewhere, and the two build helpers.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+
+#: The pages of the site, in navigation order (the agreed layout of the docs).
+PAGES = [
+    "index.md",
+    "getting-started.md",
+    "environments/index.md",
+    "environments/reach.md",
+    "environments/balance.md",
+    "environments/swingup.md",
+    "environments/track.md",
+    "physics.md",
+    "robustness.md",
+    "controllers.md",
+    "training.md",
+    "tuning.md",
+    "results/index.md",
+    "results/reach.md",
+    "results/balance.md",
+    "results/swingup.md",
+    "results/track.md",
+    "results/robustness.md",
+    "speed.md",
+    "writing-a-task.md",
+    "architecture.md",
+    "api/index.md",
+    "api/envs.md",
+    "api/tasks.md",
+    "api/physics.md",
+    "api/controllers.md",
+    "api/training.md",
+    "api/pretrained.md",
+    "changelog.md",
+]
+
+
+class _Loader(yaml.SafeLoader):
+    pass
+
+
+# mkdocs.yml may hold python tags (!!python/name:...); they are not needed here
+_Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
+
+
+def mkdocs_config() -> dict[str, Any]:
+    return yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_Loader)
+
+
+def nav_files(items: list[Any]) -> list[str]:
+    out: list[str] = []
+    for item in items:
+        value = item if isinstance(item, str) else next(iter(item.values()))
+        out += nav_files(value) if isinstance(value, list) else [value]
+    return out
+
+
+def load(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_navigation_lists_exactly_the_agreed_pages_and_each_exists() -> None:
+    files = nav_files(mkdocs_config()["nav"])
+    assert files == PAGES
+    missing = [f for f in files if not (DOCS / f).is_file()]
+    assert not missing, f"pages in the navigation but not in docs/: {missing}"
+
+
+def test_build_is_strict_and_loads_nothing_from_elsewhere() -> None:
+    cfg = mkdocs_config()
+    assert cfg["strict"] is True
+    assert cfg["theme"]["name"] == "material"
+    assert cfg["theme"]["font"] is False  # Material's default loads Google Fonts
+    assert "extra_javascript" not in cfg and "extra_css" not in cfg
+    assert "repo_url" not in cfg  # Material would query the repository host from the page
+    handler = cfg["plugins"][1]["mkdocstrings"]["handlers"]["python"]
+    assert handler["options"]["docstring_style"] == "numpy"
+
+
+def test_docs_extra_is_pinned() -> None:
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    docs = extras["docs"]
+    assert {d.split("==")[0].split("[")[0] for d in docs} >= {
+        "mkdocs",
+        "mkdocs-material",
+        "mkdocstrings",
+        "mkdocstrings-python",
+        "playwright",
+    }
+    assert all("==" in d for d in docs), docs
+
+
+def test_staged_package_has_the_training_subpackage(tmp_path: Path) -> None:
+    hooks = load(DOCS / "scripts" / "mkdocs_hooks.py", "mkdocs_hooks_under_test")
+    dest = hooks.stage_package(ROOT, tmp_path / "api-src")
+    pkg = dest / "twolink_gym"
+    assert (pkg / "training" / "config.py").resolve() == ROOT / "training" / "config.py"
+    assert (pkg / "env.py").resolve() == ROOT / "twolink_gym" / "env.py"
+    assert (pkg / "tasks" / "reach.py").is_file()
+    # idempotent, and an entry that no longer exists in the package is removed
+    (pkg / "gone.py").symlink_to(tmp_path / "nowhere.py")
+    hooks.stage_package(ROOT, dest)
+    assert not (pkg / "gone.py").is_symlink()
+    assert sorted(p.name for p in pkg.iterdir()) == sorted(
+        [p.name for p in (ROOT / "twolink_gym").iterdir() if p.name != "__pycache__"] + ["training"]
+    )
+
+
+def test_rst_markup_in_docstrings_becomes_markdown() -> None:
+    pytest.importorskip("griffe")
+    ext = load(DOCS / "scripts" / "griffe_rst.py", "griffe_rst_under_test")
+    convert = ext.rst_to_markdown
+    assert convert("See :func:`simulation_of`.") == "See `simulation_of`."
+    assert convert(":class:`~twolink_gym.paths.LoopingPath`") == "`LoopingPath`"
+    assert convert(":meth:`Task.reset <twolink_gym.tasks.Task.reset>`") == "`Task.reset`"
+    assert convert("``max_torque`` in N·m") == "`max_torque` in N·m"
+    assert convert("Usage::\n\n    python x.py") == "Usage:\n\n    python x.py"
+    assert convert("a :: b") == "a :: b"
