@@ -1,5 +1,6 @@
 # One command each for the main job and the tests; the virtual environment is
-# created on first use. torch is installed first, pinned by constraints.txt.
+# created on first use (the package with its train, dev and docs extras). torch is
+# installed first, pinned by constraints.txt.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -16,7 +17,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -c constraints.txt torch==2.13.0
-	$(PY) -m pip install --quiet -c constraints.txt -e ".[train,dev]"
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[train,dev,docs]"
 	touch $@
 
 run: $(VENV)/.installed  ## train and compare on $(CONFIG), replacing its run folder (RUN_ARGS= to keep it)
@@ -38,8 +39,7 @@ bench: $(VENV)/.installed
 CHROMIUM ?= /usr/bin/chromium
 export NO_MKDOCS_2_WARNING := 1
 
-$(VENV)/.docs-installed: $(VENV)/.installed pyproject.toml
-	$(PY) -m pip install --quiet -c constraints.txt -e ".[train,dev,docs]"
+$(VENV)/.docs-installed: $(VENV)/.installed  # the docs extra comes with the rest
 	touch $@
 
 chromium:  ## Debian's chromium for the browser check (installed when run as root)

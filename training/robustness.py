@@ -170,8 +170,10 @@ class RobustnessResult:
         }
 
     def timing_dict(self) -> dict[str, Any]:
-        """Wall time per policy [s] and the machine it ran on (apart from the results,
-        which a re-run reproduces exactly)."""
+        """Wall time per policy [s] and the machine it ran on.
+
+        Kept apart from :meth:`to_dict`, the results, which a re-run reproduces exactly.
+        """
         return {
             "wall_time_s": {p.label: p.wall_time_s for p in self.policies},
             "machine": machine_note(),
