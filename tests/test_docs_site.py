@@ -39,6 +39,7 @@ PAGES = [
     "results/swingup.md",
     "results/track.md",
     "results/robustness.md",
+    "realaigym.md",
     "speed.md",
     "writing-a-task.md",
     "architecture.md",
@@ -49,6 +50,7 @@ PAGES = [
     "api/controllers.md",
     "api/training.md",
     "api/pretrained.md",
+    "api/realaigym.md",
     "changelog.md",
 ]
 

@@ -71,6 +71,7 @@ EXPECTED_PAGES = {
     "training.md": 0,
     "tuning.md": 0,
     "speed.md": 0,
+    "realaigym.md": 0,
     "writing-a-task.md": 1,
     "architecture.md": 0,
     "changelog.md": 0,

@@ -935,6 +935,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="the agent folder to create")
     p.add_argument("--overwrite", action="store_true", help="replace an existing folder")
     p.set_defaults(func=cmd_export)
+
+    from twolink_gym.training.realaigym import add_parser as add_realaigym_parser
+
+    add_realaigym_parser(sub)
     return parser
 
 

@@ -1,0 +1,150 @@
+"""RealAIGym's protocol on our env: recorded rows, times, clipping, filters, replay; the families."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from twolink_gym import step
+from twolink_gym.realaigym import criteria
+from twolink_gym.realaigym.arm import arm, from_realaigym_state
+from twolink_gym.realaigym.boards import BOARDS_FILE, PUBLISHED
+from twolink_gym.realaigym.protocol import (
+    Conditions,
+    PolicyRunner,
+    final_state_success,
+    make_policy_env,
+    run,
+)
+from twolink_gym.realaigym.robustness import levels
+
+
+class Constant:
+    """A policy with a constant normalised action; it remembers what it saw."""
+
+    def __init__(self, action: float) -> None:
+        self.action = action
+        self.seen: list[np.ndarray] = []
+
+    def predict(self, obs, state=None, episode_start=None, deterministic=True):
+        self.seen.append(np.array(obs, dtype=np.float64))
+        return np.full((obs.shape[0], 1), self.action, dtype=np.float32), state
+
+
+def _runner(policy, robot="acrobot", max_torque=10.0, decision_steps=1):
+    env = make_policy_env(robot, max_torque=max_torque)
+    return PolicyRunner(policy, env.sim, decision_steps)
+
+
+def test_recorded_rows_times_clipping_and_replay() -> None:
+    runs = run(_runner(Constant(1.0)), "acrobot", record=True)
+    tr = runs.trajectory()
+    assert tr.x.shape == (5000, 4) and tr.u.shape == (5000, 2)
+    t, expected = 0.0, []
+    for _ in range(5000):  # times accumulated by float addition, as theirs
+        expected.append(t)
+        t += 0.002
+    assert tr.t.tolist() == expected and tr.t[0] == 0.0 and tr.t[-1] == pytest.approx(9.998)
+    np.testing.assert_array_equal(tr.x[0], [0.0, 0.0, 0.0, 0.0])  # hanging at rest, their angles
+    # action 1 of a 10 N·m policy is clipped to the board's 6 N·m; the shoulder is passive
+    assert np.all(tr.u[:, 1] == 6.0) and np.all(tr.u[:, 0] == 0.0)
+    # each row's torque from its state lands on the next row (and the final state); the
+    # only difference is the rounding of the angle conversion q1 ± π/2 (≤ 1 ulp of q1)
+    x = from_realaigym_state(np.vstack([tr.x, runs.final]))
+    np.testing.assert_allclose(step(arm(), x[:-1], tr.u, 0.002), x[1:], rtol=0, atol=1e-12)
+    # the criteria of the scorer on the recorded file, e.g. the torque cost Σ u² Δt
+    c = criteria(tr, "acrobot")
+    assert c.tau_cost == pytest.approx(36.0 * 9.998, rel=1e-12) and c.max_tau == 6.0
+
+
+def test_pendubot_limits_and_held_decisions() -> None:
+    policy = Constant(-0.5)
+    tr = run(
+        _runner(policy, "pendubot", 6.0, decision_steps=5), "pendubot", record=True
+    ).trajectory()
+    assert len(policy.seen) == 1000  # asked every 5th step of 2 ms
+    assert np.all(tr.u[:, 0] == -3.0) and np.all(tr.u[:, 1] == 0.0)
+
+
+def test_responsiveness_torque_noise_delay_and_pulses() -> None:
+    # k = 0.5 on a constant 2 N·m command: u_k = 2 (1 - 0.5^(k+1))
+    world = Conditions.create(1, responsiveness=0.5)
+    tr = run(_runner(Constant(0.25), max_torque=8.0), "acrobot", world, record=True).trajectory()
+    np.testing.assert_allclose(tr.u[:4, 1], [1.0, 1.5, 1.75, 1.875], rtol=1e-15)
+    # a delay of 3 steps: the policy sees the start state until step 3, then x_{k-3}
+    policy = Constant(1.0)
+    tr = run(_runner(policy), "acrobot", Conditions.create(1, delay=3), record=True).trajectory()
+    seen = np.array([o[0] for o in policy.seen])
+    q1 = np.arctan2(seen[:, 1], seen[:, 0])
+    hanging = from_realaigym_state([0.0, 0, 0, 0])[0]
+    np.testing.assert_allclose(q1[:4], hanging, atol=1e-6)
+    ours = from_realaigym_state(tr.x)
+    np.testing.assert_allclose(q1[10:50], ours[7:47, 0], atol=1e-6)  # float32 observations
+    # pulses add after clipping (beyond 6 N·m) and on the passive joint too
+    pulses = np.zeros((1, 5000, 2))
+    pulses[0, 100] = (2.5, 3.0)
+    tr = run(
+        _runner(Constant(1.0)), "acrobot", Conditions.create(1, perturbation=pulses), record=True
+    ).trajectory()
+    assert tuple(tr.u[100]) == (2.5, 9.0) and tuple(tr.u[99]) == (0.0, 6.0)
+    # torque noise on the motor joint only, before the clip
+    tr = run(
+        _runner(Constant(0.0)), "acrobot", Conditions.create(1, torque_noise=1.0), record=True
+    ).trajectory()
+    assert np.all(tr.u[:, 0] == 0.0) and 0.8 < np.std(tr.u[:, 1]) < 1.2
+
+
+def test_final_state_success_box() -> None:
+    # RealAIGym v2: q1 mod 2π, q2 wrapped to [-π, π); |q1-π|<0.35, |q2|<0.35, |dq|<1, strict
+    assert final_state_success(
+        [[math.pi, 0, 0, 0], [3 * math.pi + 0.34, 2 * math.pi - 0.3, 0.99, -0.99]]
+    ).all()
+    for bad in (
+        [math.pi + 0.35, 0, 0, 0],
+        [math.pi, 0.35, 0, 0],
+        [math.pi, 0, 1.0, 0],
+        [0.0, 0, 0, 0],
+    ):
+        assert not final_state_success([bad])[0]
+
+
+def test_family_levels_are_realaigyms() -> None:
+    vn = levels("velocity_noise")
+    assert [lv.value for lv in vn] == pytest.approx([0.5 * i / 20 for i in range(21)])
+    assert all(lv.runs == 10 for lv in vn)
+    tn = levels("torque_noise")
+    assert tn[-1].value == pytest.approx(1.1) and len(tn) == 21 and tn[0].runs == 10
+    k = [lv.value for lv in levels("responsiveness")]
+    assert k == pytest.approx([0.1 + 0.095 * i for i in range(21)])
+    assert min(abs(v - 1.05) for v in k) < 1e-12 and min(abs(v - 1.0) for v in k) > 0.04
+    assert [lv.value for lv in levels("delay")] == list(range(21))
+    assert len(levels("perturbations")) == 50
+    model = levels("model")
+    assert len(model) == 210
+    not_run = {lv.parameter for lv in model if lv.reason}
+    assert {"Ir", "b1", "b2", "cf1", "cf2"} <= not_run
+    nominal = [lv for lv in model if lv.parameter == "I2" and lv.value == pytest.approx(1.0)]
+    assert nominal[0].arm is not None
+    assert nominal[0].arm.I2 == pytest.approx(arm().I2, rel=1e-12)
+    # r1 = l1 nominal: every m1r1 level above 1 is not an ArmParams
+    assert all(lv.reason for lv in model if lv.parameter == "m1r1" and lv.value > 1.0)
+
+
+def test_published_boards_have_their_source() -> None:
+    data = json.loads(BOARDS_FILE.read_text())
+    assert data["source"]["repository"] == "dfki-ric-underactuated-lab/real_ai_gym_leaderboard"
+    assert len(data["source"]["commit"]) == 40
+    for board in ("performance", "robustness"):
+        for robot in ("acrobot", "pendubot"):
+            entry = PUBLISHED[board][robot]
+            assert entry["path"] == f"leaderboards/{robot}_simulation_{board}_leaderboard_v2.csv"
+            assert len(entry["rows"]) == 7
+    best = {
+        r: max(x["score"] for x in PUBLISHED["performance"][r]["rows"])
+        for r in ("acrobot", "pendubot")
+    }
+    assert best == {"acrobot": 0.655, "pendubot": 0.682}
+    assert max(x["score"] for x in PUBLISHED["robustness"]["pendubot"]["rows"]) == 0.913

@@ -1,0 +1,270 @@
+"""``twolink realaigym``: RealAIGym's scores of a trajectory, and our policies on its boards.
+
+``score FILE.csv`` prints a trajectory's criteria and score. ``performance`` and
+``robustness`` run policies through RealAIGym's protocol
+(:mod:`twolink_gym.realaigym.protocol`) and print their rows beside the
+published v2 boards (:data:`twolink_gym.realaigym.boards.PUBLISHED`, numbers
+cited with their source). A policy is a controller name (default gains, or a
+RealAIGym variant of :data:`twolink_gym.realaigym.controllers.VARIANTS`),
+``pretrained:NAME``, or a run folder: agents act in the env of their own config
+(its ``dt`` a multiple of 2 ms, the command held in between, its ``max_torque``
+scaling its actions; the board clips to 6 N·m).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from twolink_gym.realaigym import criteria, read_csv, score, write_csv
+from twolink_gym.realaigym.boards import PUBLISHED
+from twolink_gym.realaigym.protocol import DT, PolicyRunner, check_robot, make_policy_env, run
+from twolink_gym.simulation import Simulation
+
+__all__ = ["add_parser", "policy_runner"]
+
+
+def policy_runner(spec: str, robot: str) -> PolicyRunner:
+    """The policy ``spec`` ready for the board of ``robot``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown policy, one for another robot or task, or an agent whose
+        ``dt`` is not a multiple of 2 ms.
+    """
+    from twolink_gym.controllers import CONTROLLERS
+    from twolink_gym.realaigym.controllers import VARIANTS, variant_runner
+
+    robot = check_robot(robot)
+    if spec in VARIANTS:
+        return variant_runner(spec, robot)
+    if spec in CONTROLLERS:
+        env = make_policy_env(robot)
+        cls = CONTROLLERS[spec]
+        if robot not in cls.actuations or not cls.applies_to("swingup"):
+            raise ValueError(f"controller {spec!r} cannot swing up the {robot}")
+        return PolicyRunner(cls.from_env(env), env.sim)
+    from twolink_gym.training.config import load_config
+    from twolink_gym.training.policies import PRETRAINED_PREFIX, load_policy
+
+    from twolink_gym import pretrained
+
+    folder = (
+        pretrained.pretrained_dir(spec[len(PRETRAINED_PREFIX) :])
+        if spec.startswith(PRETRAINED_PREFIX)
+        else Path(spec)
+    )
+    config = folder / "config.yaml"
+    if not config.is_file():
+        raise ValueError(
+            f"policy {spec!r} is neither a controller ({sorted(CONTROLLERS)}), a RealAIGym "
+            f"variant ({sorted(VARIANTS)}), pretrained:NAME nor a run folder with config.yaml"
+        )
+    env_cfg = load_config(config).env
+    if env_cfg.task != "swingup" or env_cfg.actuation != robot:
+        raise ValueError(
+            f"policy {spec!r} was trained for task {env_cfg.task!r} with actuation "
+            f"{env_cfg.actuation!r}, not the {robot}'s swing-up"
+        )
+    steps = env_cfg.dt / DT
+    if abs(steps - round(steps)) > 1e-9:
+        raise ValueError(f"policy {spec!r}: its dt {env_cfg.dt} s is not a multiple of {DT} s")
+    kwargs = env_cfg.nominal().make_kwargs()
+    sim = Simulation.create(
+        task=kwargs["task"],
+        params=kwargs["params"],
+        dt=kwargs["dt"],
+        max_torque=kwargs["max_torque"],
+        task_options=kwargs["task_options"],
+        actuation=robot,
+        observation=kwargs["observation"],
+    )
+    loaded = load_policy(spec, env_cfg, None)
+    return PolicyRunner(loaded.predictor, sim, round(steps))
+
+
+def _folder_name(spec: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", spec.rstrip("/")).strip("_") or "policy"
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    """Print the criteria and the score of one trajectory file."""
+    c = criteria(read_csv(args.file), args.robot, args.version)
+    s = score(c, args.version)
+    if args.json:
+        print(json.dumps({**c.as_dict(), "score": s, "robot": args.robot, "version": args.version}))
+        return 0
+    for name, value in c.as_dict().items():
+        print(f"{name:16s} {value:.6g}")
+    print(f"{'score':16s} {s:.6f}  (RealAI score {args.version}, {args.robot})")
+    return 0
+
+
+def _progress(total: int, label: str) -> Any:
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, desc=label, unit="step", leave=False)
+
+    def update(done: int) -> None:
+        bar.update(done - bar.n)
+        if done == total:
+            bar.close()
+
+    return update
+
+
+def cmd_performance(args: argparse.Namespace) -> int:
+    """Run each policy once, write its trajectory and scores, print the board."""
+    out = Path(args.out)
+    rows = []
+    runners = [(spec, policy_runner(spec, args.robot)) for spec in args.policies]
+    for spec, runner in runners:
+        runs = run(runner, args.robot, record=True, progress=_progress(5000, spec))
+        trajectory = runs.trajectory()
+        c = criteria(trajectory, args.robot, "v2")
+        folder = out / _folder_name(spec)
+        folder.mkdir(parents=True, exist_ok=True)
+        write_csv(folder / "sim_swingup.csv", trajectory)
+        result = {
+            "policy": spec,
+            "robot": args.robot,
+            **c.as_dict(),
+            "score": score(c, "v2"),
+            "score_v1": score(c, "v1"),
+        }
+        (folder / "scores.json").write_text(json.dumps(result, indent=1) + "\n")
+        rows.append(result)
+    print(_performance_table(rows, args.robot))
+    (out / "performance.json").write_text(json.dumps(rows, indent=1) + "\n")
+    return 0
+
+
+def _performance_table(rows: list[dict[str, Any]], robot: str) -> str:
+    board = PUBLISHED["performance"][robot]
+    lines = [
+        f"RealAIGym {robot} simulation performance v2 (published: {board['source']})",
+        f"{'controller':34s} {'succ':>4s} {'time':>6s} {'energy':>7s} {'tcost':>6s} "
+        f"{'smooth':>7s} {'vel':>7s} {'score':>6s}",
+    ]
+    entries = [(r["controller"] + " (published)", r, "1/1") for r in board["rows"]]
+    entries += [(r["policy"] + " (ours)", r, f"{r['success']}/1") for r in rows]
+    for name, r, succ in sorted(entries, key=lambda e: -e[1]["score"]):
+        lines.append(
+            f"{name[:34]:34s} {succ:>4s} {r['swingup_time']:6.2f} {r['energy']:7.2f} "
+            f"{r['tau_cost']:6.2f} {r['tau_smoothness']:7.3f} {r['velocity_cost']:7.2f} "
+            f"{r['score']:6.3f}"
+        )
+    return "\n".join(lines)
+
+
+def cmd_robustness(args: argparse.Namespace) -> int:
+    """Run the robustness families for each policy, write results and plots, print the board."""
+    from twolink_gym.realaigym.robustness import FAMILIES, robustness
+
+    out = Path(args.out)
+    rng = np.random.default_rng(args.seed)
+    rows = []
+    runners = [(spec, policy_runner(spec, args.robot)) for spec in args.policies]
+    for spec, runner in runners:
+        results = robustness(runner, args.robot, rng=rng, progress=_progress(5000, spec))
+        folder = out / _folder_name(spec)
+        folder.mkdir(parents=True, exist_ok=True)
+        families = {f: results[f].as_dict() for f in FAMILIES}
+        overall = float(np.mean([results[f].score for f in FAMILIES]))
+        partial = any(results[f].partial for f in FAMILIES)
+        row = {"policy": spec, "robot": args.robot, "score": overall, "partial": partial}
+        row |= {f: results[f].score for f in FAMILIES}
+        (folder / "robustness.json").write_text(
+            json.dumps({**row, "families": families}, indent=1) + "\n"
+        )
+        _plot_families(results, folder, spec)
+        rows.append(row)
+    print(_robustness_table(rows, args.robot))
+    (out / "robustness.json").write_text(json.dumps(rows, indent=1) + "\n")
+    return 0
+
+
+def _robustness_table(rows: list[dict[str, Any]], robot: str) -> str:
+    from twolink_gym.realaigym.robustness import FAMILIES
+
+    board = PUBLISHED["robustness"][robot]
+    head = " ".join(f"{f[:8]:>8s}" for f in FAMILIES)
+    lines = [
+        f"RealAIGym {robot} simulation robustness v2 (published: {board['source']})",
+        f"{'controller':34s} {head} {'score':>6s}",
+    ]
+    entries = [(r["controller"] + " (published)", r, 1.0) for r in board["rows"]]
+    entries += [(r["policy"] + " (ours)" + (" *" if r["partial"] else ""), r, 100.0) for r in rows]
+    for name, r, scale in sorted(entries, key=lambda e: -e[1]["score"]):
+        cells = " ".join(f"{r[f] * scale:8.1f}" for f in FAMILIES)
+        lines.append(f"{name[:34]:34s} {cells} {r['score']:6.3f}")
+    if any(r["partial"] for r in rows):
+        lines.append(
+            "* partial: the model family over the levels our physics can express "
+            "(rotor inertia, damping and Coulomb friction levels not run)"
+        )
+    return "\n".join(lines)
+
+
+def _plot_families(results: dict[str, Any], folder: Path, spec: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    for family, result in results.items():
+        fig, ax = plt.subplots(figsize=(6, 3.2))
+        groups: dict[str, list[tuple[float, float]]] = {}
+        for lv, s, p in zip(result.levels, result.successes, result.passed, strict=True):
+            if p is not None:
+                groups.setdefault(lv.parameter, []).append((lv.value, s / lv.runs))
+        for name, points in groups.items():
+            xs, ys = zip(*points, strict=True)
+            ax.plot(xs, ys, "o-", label=name, ms=3)
+        ax.set_ylim(-0.05, 1.05)
+        ax.set_ylabel("success fraction")
+        ax.set_xlabel(family)
+        shown = "n/a" if math.isnan(result.score) else f"{result.score:.3f}"
+        ax.set_title(f"{spec}: {family} ({shown}{', partial' if result.partial else ''})")
+        if len(groups) > 1:
+            ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(folder / f"{family}.png", dpi=80)
+        plt.close(fig)
+
+
+def add_parser(sub: Any) -> None:
+    """Add ``realaigym`` with its ``score``, ``performance`` and ``robustness`` sub-commands."""
+    p = sub.add_parser(
+        "realaigym",
+        help="RealAIGym's acrobot/pendubot boards: score a trajectory, run policies",
+        description="RealAIGym's simulation benchmark (docs/realaigym.md).",
+    )
+    inner = p.add_subparsers(dest="realaigym_command", required=True)
+    robots = ("acrobot", "pendubot")
+    s = inner.add_parser("score", help="criteria and score of a sim_swingup.csv trajectory")
+    s.add_argument("file", help="a trajectory in RealAIGym's CSV format")
+    s.add_argument("--robot", required=True, choices=robots)
+    s.add_argument("--version", default="v2", choices=("v1", "v2"))
+    s.add_argument("--json", action="store_true", help="print one JSON object (key score)")
+    s.set_defaults(func=cmd_score)
+    for name, func, text in (
+        ("performance", cmd_performance, "run policies on the performance board (v2)"),
+        ("robustness", cmd_robustness, "run policies on the robustness board (v2, 722 runs)"),
+    ):
+        q = inner.add_parser(name, help=text)
+        q.add_argument("policies", nargs="+", metavar="POLICY")
+        q.add_argument("--robot", required=True, choices=robots)
+        q.add_argument("--out", required=True, help="output folder (one sub-folder per policy)")
+        if name == "robustness":
+            q.add_argument(
+                "--seed", type=int, default=None, help="noise and pulses (default: unseeded)"
+            )
+        q.set_defaults(func=func)
