@@ -379,7 +379,7 @@ from twolink_gym.kernel import step_kernels
 env = twolink_gym.TwoLinkEnv(task="balance")
 env.reset(seed=0)
 env.step(np.zeros(2, np.float32))
-stats = step_kernels(env.sim.task.kernel).step.stats
+stats = step_kernels(env.sim.task).step.stats
 print(json.dumps({"hits": sum(stats.cache_hits.values()), "misses": sum(stats.cache_misses.values())}))
 """
 

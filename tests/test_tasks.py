@@ -468,7 +468,7 @@ def test_episode_options_change_the_episodes_and_nothing_else(name):
     base = make_task(name)
     fields = {f.name for f in dataclasses.fields(base)}
     assert base.episode_option_names and set(base.episode_option_names) <= fields
-    assert not set(base.episode_option_names) & set(base.option_names)
+    assert not set(base.episode_option_names) & set(base.options_type()._fields)
     params = ArmParams()
     for option in base.episode_option_names:
         # an option that acts only beside another (swing-up's explore_speed) is compared
@@ -488,3 +488,48 @@ def test_episode_options_change_the_episodes_and_nothing_else(name):
             return [np.concatenate([state, goal]) for state, goal in drawn]
 
         assert not np.array_equal(episodes(reference), episodes(other)), option
+
+
+# -- tasks read and write by name (#28) ---------------------------------------------
+
+
+@pytest.mark.parametrize("options", [{}, {"speed_weight": 0.3}, {"sparse": True}])
+def test_reach_relabelled_reward_equals_the_envs_to_the_last_bit(options):
+    """HER's relabelling (reward_at_distance) recomputes the env's own reward exactly."""
+    from twolink_gym.vector_env import TwoLinkVectorEnv
+
+    venv = TwoLinkVectorEnv(8, task="reach", task_options=options)
+    venv.reset(seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        _, reward, _, _, info = venv.step(rng.uniform(-1, 1, (8, 2)))
+        terms = {k: info[k] for k in venv.task.goal_free_term_names()}
+        again = venv.task.reward_at_distance(info["distance"], terms)
+        np.testing.assert_array_equal(again, reward)
+
+
+def test_options_and_terms_are_declared_once_by_name():
+    """The kernel's options are the dataclass fields minus the episode options, in order."""
+    for cls in TASKS.values():
+        fields = [f.name for f in dataclasses.fields(cls)]
+        options = cls.options_type()._fields
+        assert list(options) == [
+            f for f in fields if f in options and f not in cls.episode_option_names
+        ]
+        assert cls.term_names == cls.Terms._fields
+    reach = twolink_gym.ReachTask(tolerance=0.07, sparse=True)
+    named = dict(zip(reach.options_type()._fields, reach.kernel_options(), strict=True))
+    assert named["tolerance"] == 0.07 and named["sparse"] == 1.0
+    assert "init_angle_noise" not in named  # an episode option
+
+
+def test_no_index_constants_or_literal_term_indices_in_the_tasks():
+    import pathlib
+    import re
+
+    folder = pathlib.Path(twolink_gym.__file__).parent / "tasks"
+    for path in folder.glob("*.py"):
+        text = path.read_text()
+        assert "= range(" not in text, path.name
+        assert not re.search(r"\bterms\[\s*\d", text), path.name
+        assert not re.search(r"\boptions\[\s*(\d|_[A-Z])", text), path.name

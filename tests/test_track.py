@@ -210,7 +210,9 @@ def test_raw_goals_are_checked_against_the_arm():
     with pytest.raises(ValueError, match=r"options\['goal'\]: the reference leaves the workspace"):
         short.reset(options={"goal": far})
     with pytest.raises(ValueError, match=r"not a reference table of this track task"):
-        TwoLinkEnv(task="track", task_options={"seconds": 5.0}).reset(options={"goal": goal[:3317]})
+        TwoLinkEnv(task="track", task_options={"seconds": 5.0}).reset(
+            options={"goal": goal[: TrackTask(seconds=5.0).goal_size]}
+        )
     bad = goal.copy()
     bad[0] = 0.02
     with pytest.raises(ValueError, match=r"not a reference table"):
@@ -338,3 +340,37 @@ def test_computed_torque_tracks_the_looping_path_to_a_millimetre_and_feedforward
     ff = _run("feedforward", looping_env)
     assert ff["first_far"] is not None and ff["first_far"] < 10.0
     assert ff["rms"] > 0.05
+
+
+def test_the_goal_is_read_only_and_the_statistics_are_per_episode_memory():
+    """Steps leave the goal alone; the RMS restarts with each episode (single and vector env)."""
+    from twolink_gym.vector_env import TwoLinkVectorEnv
+
+    env = TwoLinkEnv(task="track")
+    env.reset(seed=1)
+    goal = env.goal
+    errors = [env.step(np.ones(2, np.float32))[4]["distance"] for _ in range(30)]
+    info = env.step(np.ones(2, np.float32))[4]
+    errors.append(info["distance"])
+    np.testing.assert_array_equal(env.goal, goal)
+    init_error = np.hypot(*(info["reference"] - info["tip"]))
+    assert info["distance"] == pytest.approx(init_error)
+    # the RMS over the episode includes the start: recompute it from a fresh env
+    env2 = TwoLinkEnv(task="track")
+    _, first = env2.reset(seed=1)
+    expected = np.sqrt(np.mean(np.square([first["distance"], *errors])))
+    assert info["rms_error"] == pytest.approx(expected, rel=1e-12)
+    assert info["max_error"] == pytest.approx(max(first["distance"], *errors), rel=1e-12)
+    # a new episode starts its statistics afresh
+    _, info = env.reset(seed=2)
+    assert info["rms_error"] == pytest.approx(info["distance"], rel=1e-12)
+    venv = TwoLinkVectorEnv(3, task="track", max_episode_steps=5)
+    venv.reset(seed=0)
+    goals = venv.goal
+    for _ in range(5):
+        _, _, _, truncated, info = venv.step(np.zeros((3, 2)))
+    assert truncated.all()
+    assert np.all(info["rms_error"] != info["distance"])
+    info = venv.step(np.zeros((3, 2)))[4]  # autoreset: the statistics start afresh
+    np.testing.assert_allclose(info["rms_error"], info["distance"], rtol=1e-12)
+    assert not np.array_equal(venv.goal, goals)

@@ -487,7 +487,7 @@ def test_an_invalid_config_writes_nothing(
     path = write_config(tmp_path, cfg)
     assert main(["train", str(path), "--set", "env.params={m1: -2.0}", "--overwrite"]) == 2
     err = capsys.readouterr().err
-    assert "env.params.m1 must be > 0" in err and str(path) in err
+    assert "env.params.m1: ArmParams.m1 must be > 0" in err and str(path) in err
     assert (cfg.run_dir / "config.yaml").read_text() == kept
     # a bad --resume leaves no folder behind either
     assert main(["train", str(path), "--set", "train.run_name=new", "--resume", "nope"]) == 2

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from twolink_gym.training.config import EnvConfig
 
+from twolink_gym.env_config import EnvConfigError, setting_default
 from twolink_gym.params import ArmParams
 
 __all__ = [
@@ -40,30 +41,6 @@ def _positive_factor(value: float) -> float:
     return value
 
 
-def _std(value: float) -> float:
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"must be a finite standard deviation > 0, got {value!r}")
-    return value
-
-
-def _response(value: float) -> float:
-    if not (math.isfinite(value) and 0 < value < 1):
-        raise ValueError(f"must be a response factor k in (0, 1) (1 is nominal), got {value!r}")
-    return value
-
-
-def _delay(value: float) -> int:
-    if value != int(value) or value < 1:
-        raise ValueError(f"must be a whole number of control steps >= 1, got {value!r}")
-    return int(value)
-
-
-def _observation(value: str) -> str:
-    if value != "angles":
-        raise ValueError(f"must be 'angles' (the full state is nominal), got {value!r}")
-    return value
-
-
 @dataclasses.dataclass(frozen=True)
 class Perturbation:
     """One kind of variation, at several levels (each level is one condition per field).
@@ -75,14 +52,13 @@ class Perturbation:
     group : str
         The score group its conditions belong to.
     env_key : str
-        The :class:`EnvConfig` field it sets (``"params"``: scales each of
-        :data:`MODEL_FIELDS` by the level, one at a time).
+        The env setting it varies, a field of
+        :class:`twolink_gym.env_config.EnvConfig` (``"params"``: scales each of
+        :data:`MODEL_FIELDS` by the level, one at a time). A level is a value
+        of that setting: the setting's own check applies, and it must differ
+        from the setting's default (the nominal, ideal value).
     levels : tuple
         The default levels.
-    check : callable
-        Validates and converts one level (raises ``ValueError`` saying what is allowed).
-    numeric : bool
-        Levels are numbers (else strings).
     meaning : str
         What a level means, with its unit.
     """
@@ -91,9 +67,36 @@ class Perturbation:
     group: str
     env_key: str
     levels: tuple[Any, ...]
-    check: Callable[[Any], Any]
-    numeric: bool
     meaning: str
+
+    @property
+    def numeric(self) -> bool:
+        """Levels are numbers (a factor, or a numeric setting), else strings."""
+        if self.env_key == "params":
+            return True
+        default = setting_default(self.env_key)
+        return isinstance(default, (int, float)) and not isinstance(default, bool)
+
+    def check(self, level: Any, base: EnvConfig) -> Any:
+        """``level`` as a value of the setting, checked against ``base``'s env.
+
+        Raises
+        ------
+        ValueError
+            Saying what is allowed.
+        """
+        if self.env_key == "params":
+            return _positive_factor(level)
+        default = setting_default(self.env_key)
+        if isinstance(default, int) and isinstance(level, float) and level.is_integer():
+            level = int(level)
+        try:
+            base.env_config().replace(**{self.env_key: level})
+        except EnvConfigError as exc:
+            raise ValueError(f"is not a valid {self.env_key}: {exc}") from exc
+        if level == default:
+            raise ValueError(f"is the nominal {self.env_key} (a condition must change it)")
+        return level
 
 
 #: The declared variations, by command-line name. Defaults follow the spirit of
@@ -107,8 +110,6 @@ PERTURBATIONS: dict[str, Perturbation] = {
             "model",
             "params",
             (0.8, 1.2),
-            _positive_factor,
-            True,
             "factor on one arm parameter of the true arm (m1, m2, l1, l2, lc1, lc2, I1, I2, "
             "friction1, friction2), one at a time",
         ),
@@ -117,8 +118,6 @@ PERTURBATIONS: dict[str, Perturbation] = {
             "observation noise",
             "obs_noise",
             (0.01, 0.05),
-            _std,
-            True,
             "std of Gaussian noise added to every observation entry",
         ),
         Perturbation(
@@ -126,8 +125,6 @@ PERTURBATIONS: dict[str, Perturbation] = {
             "torque noise",
             "torque_noise",
             (0.05, 0.1),
-            _std,
-            True,
             "std of Gaussian noise on each joint torque, as a fraction of its max_torque",
         ),
         Perturbation(
@@ -135,8 +132,6 @@ PERTURBATIONS: dict[str, Perturbation] = {
             "torque response",
             "torque_response",
             (0.5, 0.25),
-            _response,
-            True,
             "k of the first-order motor tau_t = tau_{t-1} + k (tau_cmd - tau_{t-1})",
         ),
         Perturbation(
@@ -144,8 +139,6 @@ PERTURBATIONS: dict[str, Perturbation] = {
             "delay",
             "action_delay",
             (1, 2),
-            _delay,
-            True,
             "control steps between an action and its torque",
         ),
         Perturbation(
@@ -153,8 +146,6 @@ PERTURBATIONS: dict[str, Perturbation] = {
             "observation model",
             "observation",
             ("angles",),
-            _observation,
-            False,
             "the observation: 'angles' gives the joint angles only (encoders)",
         ),
     )
@@ -246,7 +237,7 @@ def build_conditions(
         values = []
         for level in given:
             try:
-                values.append(p.check(level))
+                values.append(p.check(level, env_cfg))
             except ValueError as exc:
                 raise ValueError(f"--levels {name}: level {level!r} {exc} ({p.meaning})") from exc
         if p.env_key != "params":

@@ -21,8 +21,8 @@ parsed as YAML), e.g. ``train.seed=3``.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
-import re
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -30,6 +30,9 @@ from pathlib import Path
 from typing import Any, Union
 
 import yaml
+
+from twolink_gym import env_config
+from twolink_gym.env_config import EnvConfigError
 
 __all__ = [
     "AlgoConfig",
@@ -54,31 +57,21 @@ class ConfigError(ValueError):
 
 
 @dataclasses.dataclass(frozen=True)
-class EnvConfig:
-    """The environment every policy of a run is trained and evaluated on.
+class EnvConfig(env_config.EnvConfig):
+    """The ``env:`` section: the environment every policy of a run is trained and evaluated on.
+
+    Every env setting of :class:`twolink_gym.env_config.EnvConfig` (``task``,
+    ``params``, ``dt``, ``max_torque``, ``actuation``, the robustness models,
+    ...; ``task`` is required in a file), plus the training-side keys below.
+    An invalid env setting is an :class:`~twolink_gym.env_config.EnvConfigError`
+    on construction; in a file, a :class:`ConfigError` naming ``env.<key>`` and the file.
 
     Attributes
     ----------
-    task : str
-        Task name (``"reach"``, ``"balance"``).
     id : str
         Gymnasium id used by the ``dummy`` vectorisation (default ``TwoLink-v0``).
-    params : dict
-        :class:`~twolink_gym.params.ArmParams` fields to override (SI units).
-    max_torque : float, list of float or None
-        Torque at action ±1 for each joint [N·m]: a pair ``[joint 1, joint 2]``,
-        or one number for both joints; ``None`` (the default, or
-        omitted): the task's default limits for the actuation (``[30, 10]``
-        for reach and balance, ``[8, 4]`` for the full arm's swing-up,
-        ``[30, 10]`` for the acrobot's and the pendubot's).
-    dt : float
-        Control period [s].
-    substeps : int
-        Integrator sub-steps per control period.
     max_episode_steps : int or None
         Episode length in steps (None: the task's length).
-    task_options : dict
-        Options of the task class (reward weights, tolerances, ...).
     train_task_options : dict
         Options that draw the *training* episodes only, over ``task_options``:
         the task's ``episode_option_names`` (start spread, target or path
@@ -87,9 +80,6 @@ class EnvConfig:
         sweep's, ``evaluate``, ``compare``) draws its episodes with
         ``task_options`` alone, so an agent trained this way is judged on the
         task's own episodes. Empty: train on those episodes too.
-    actuation : str
-        ``"full"`` (default), ``"acrobot"`` (elbow motor only) or ``"pendubot"``
-        (shoulder motor only). The classical controllers need ``"full"``.
     vectorization : str
         ``"native"`` (the batched :class:`~twolink_gym.vector_env.TwoLinkVectorEnv`
         behind SB3's VecEnv API) or ``"dummy"`` (SB3's ``DummyVecEnv`` over
@@ -102,79 +92,39 @@ class EnvConfig:
         ``observation`` / ``achieved_goal`` / ``desired_goal`` and a batched
         ``compute_reward``), as SB3's ``HerReplayBuffer`` needs. Tasks with a
         goal only (reach).
-    randomize : dict
-        Per-episode domain randomisation, ``{field: [low, high]}`` (factors of
-        the nominal value) or ``{field: {absolute: [low, high]}}``
-        (:class:`twolink_gym.imperfections.Randomization`); empty: none.
-    observation : str
-        ``"state"`` (default) or ``"angles"`` (joint angles only, no speeds).
-    obs_noise : float or list of float
-        Std of the Gaussian observation noise (a number: on every state
-        entry; a list: one per observation entry).
-    torque_noise : float
-        Std of the Gaussian torque noise, a fraction of ``max_torque``.
-    torque_response : float
-        First-order torque response gain in ``(0, 1]`` (1: ideal motors).
-    action_delay : int
-        Control steps between a command and its application.
     frame_stack : int
         Observations stacked for the agent (SB3's ``VecFrameStack`` over the
         training and evaluation envs; 1: none). The usual remedy for
         ``observation: angles``. Not with ``goal_observation``.
     """
 
-    task: str
     id: str = "TwoLink-v0"
-    params: dict[str, float] = dataclasses.field(default_factory=dict)
-    max_torque: float | list[float] | None = None
-    dt: float = 0.02
-    substeps: int = 2
     max_episode_steps: int | None = None
-    task_options: dict[str, Any] = dataclasses.field(default_factory=dict)
     train_task_options: dict[str, Any] = dataclasses.field(default_factory=dict)
-    actuation: str = "full"
     vectorization: str = "native"
     normalize_obs: bool = True
     normalize_reward: bool = True
     goal_observation: bool = False
-    randomize: dict[str, Any] = dataclasses.field(default_factory=dict)
-    observation: str = "state"
-    obs_noise: float | list[float] = 0.0
-    torque_noise: float = 0.0
-    torque_response: float = 1.0
-    action_delay: int = 0
     frame_stack: int = 1
 
     @property
     def resolved_max_torque(self) -> tuple[float, float]:
         """``max_torque``, or the task's default limits for the actuation when it is ``None`` [N·m]."""
-        if isinstance(self.max_torque, list):
-            return (float(self.max_torque[0]), float(self.max_torque[1]))
-        if self.max_torque is not None:
-            return (float(self.max_torque), float(self.max_torque))
-        from twolink_gym.tasks import TASKS  # the config module itself needs no simulation code
-
-        return TASKS[self.task].default_max_torque_for(self.actuation)
+        first, second = self.checked()["max_torque"].tolist()
+        return (first, second)
 
     def make_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments of ``TwoLinkEnv`` / ``TwoLinkVectorEnv`` (without the episode length)."""
-        return {
-            "task": self.task,
-            "params": dict(self.params) or None,
-            "dt": self.dt,
-            "substeps": self.substeps,
-            "max_torque": self.resolved_max_torque,
-            "task_options": dict(self.task_options) or None,
-            "actuation": self.actuation,
-            "randomize": dict(self.randomize) or None,
-            "observation": self.observation,
-            "obs_noise": list(self.obs_noise)
-            if isinstance(self.obs_noise, list)
-            else self.obs_noise,
-            "torque_noise": self.torque_noise,
-            "torque_response": self.torque_response,
-            "action_delay": self.action_delay,
-        }
+        """Keyword arguments of ``TwoLinkEnv`` / ``TwoLinkVectorEnv``: the env settings.
+
+        ``max_torque`` resolved (:attr:`resolved_max_torque`), mappings and lists copied.
+        """
+        kwargs = copy.deepcopy(self.to_kwargs())
+        kwargs["max_torque"] = self.resolved_max_torque
+        return kwargs
+
+    def env_config(self) -> env_config.EnvConfig:
+        """The env settings alone, as the core :class:`twolink_gym.env_config.EnvConfig`."""
+        return env_config.EnvConfig.from_settings(self)
 
     def for_training(self) -> EnvConfig:
         """The env the agent trains on: ``task_options`` updated by ``train_task_options``."""
@@ -182,7 +132,7 @@ class EnvConfig:
             return self
         return dataclasses.replace(
             self,
-            task_options={**self.task_options, **self.train_task_options},
+            task_options={**(self.task_options or {}), **self.train_task_options},
             train_task_options={},
         )
 
@@ -199,16 +149,13 @@ class EnvConfig:
         """
         from twolink_gym.tasks import TASKS
 
-        episode_only = set(TASKS[self.task].episode_option_names)
+        episode_only = set(TASKS[str(self.task)].episode_option_names)
+        task_options = self.task_options or {}
         return dataclasses.replace(
             self,
-            task_options={k: v for k, v in self.task_options.items() if k not in episode_only},
+            task_options={k: v for k, v in task_options.items() if k not in episode_only},
             train_task_options={},
-            randomize={},
-            obs_noise=0.0,
-            torque_noise=0.0,
-            torque_response=1.0,
-            action_delay=0,
+            **env_config.ideal_defaults(),
         )
 
 
@@ -362,6 +309,9 @@ class RunConfig(EvalConfig):
         return Path(self.train.output_dir) / self.run_name
 
 
+#: Keys a config file must give although the class has a default (the file names its task).
+_REQUIRED_KEYS: dict[str, tuple[str, ...]] = {"env": ("task",)}
+
 _SECTIONS: dict[str, type] = {
     "env": EnvConfig,
     "algo": AlgoConfig,
@@ -380,6 +330,17 @@ _KIND: dict[Any, str] = {
     list: "a list",
     dict: "a mapping",
 }
+
+
+#: The plain type of each kind of YAML value.
+_DATA: dict[str | None, type | tuple[type, ...]] = {"a list": list, "a mapping": dict}
+
+
+def _kind(tp: Any) -> str | None:
+    """How messages name the YAML values of type ``tp`` (``None``: no YAML value is one)."""
+    origin = typing.get_origin(tp) or tp
+    origin = {Sequence: list, Mapping: dict}.get(origin, origin)
+    return _KIND.get(origin)
 
 
 def _type_name(tp: Any) -> str:
@@ -401,21 +362,23 @@ def _check(value: Any, tp: Any, key: str, source: str) -> Any:
                 return _check(value, arg, key, source)
             except ConfigError as exc:
                 errors.append((arg, exc))
+        # the alternatives a YAML value can be (not ArmParams or Task objects)
+        errors = [(arg, e) for arg, e in errors if _kind(arg) is not None]
         for arg, error in errors:  # a list (or mapping) with a bad entry: name the entry
-            if typing.get_origin(arg) is type(value) and isinstance(value, (list, dict)):
+            if isinstance(value, (list, dict)) and isinstance(value, _DATA.get(_kind(arg), ())):
                 raise error
-        kinds = [_KIND.get(typing.get_origin(arg) or arg, _type_name(arg)) for arg, _ in errors]
+        kinds = [str(_kind(arg)) for arg, _ in errors]
         if len(kinds) == 1:
             raise errors[0][1]
         raise ConfigError(f"{source}: {key} must be {' or '.join(kinds)}, got {value!r}")
     if tp is Any:
         return value
-    if origin is list:
+    if origin in (list, Sequence):
         if not isinstance(value, list):
             raise ConfigError(f"{source}: {key} must be a list, got {value!r}")
         (item,) = typing.get_args(tp)
         return [_check(v, item, f"{key}[{i}]", source) for i, v in enumerate(value)]
-    if origin is dict:
+    if origin in (dict, Mapping):
         if not isinstance(value, dict):
             raise ConfigError(f"{source}: {key} must be a mapping, got {value!r}")
         _, item = typing.get_args(tp)
@@ -436,6 +399,10 @@ def _check(value: Any, tp: Any, key: str, source: str) -> Any:
         if not isinstance(value, str):
             raise ConfigError(f"{source}: {key} must be a string, got {value!r}")
         return value
+    if isinstance(tp, type) and tp not in _KIND:  # a Python object (ArmParams, Task): not from YAML
+        if isinstance(value, tp):
+            return value
+        raise ConfigError(f"{source}: {key} must be a {tp.__name__}, got {value!r}")
     raise TypeError(f"unsupported config type {_type_name(tp)} for {key}")  # pragma: no cover
 
 
@@ -451,23 +418,34 @@ def _build(cls: type, data: Any, section: str, source: str) -> Any:
             f"valid keys of {section!r} are {sorted(fields)}"
         )
     kwargs = {}
+    required = _REQUIRED_KEYS.get(section, ())
     for name, field in fields.items():
         key = f"{section}.{name}"
         if name in data:
             kwargs[name] = _check(data[name], hints[name], key, source)
-        elif field.default is MISSING and field.default_factory is MISSING:
+        elif name in required or (field.default is MISSING and field.default_factory is MISSING):
             raise ConfigError(f"{source}: missing required key {key!r}")
-    return cls(**kwargs)
+    try:
+        return cls(**kwargs)
+    except EnvConfigError as exc:
+        raise ConfigError(_env_message(exc, source, section)) from exc
+
+
+def _env_message(error: EnvConfigError, source: str, prefix: str = "env") -> str:
+    """The config message of an invalid env setting: its key path (read from the error) and the file.
+
+    A choice (``allowed`` a list) reads ``<source>: env.<key> must be one of
+    <allowed>, got <value>``; any other error ``<source>: env.<key>: <the env's message>``.
+    """
+    key = f"{prefix}.{error.key}"
+    if isinstance(error.allowed, list) and error.key in env_config.setting_names():
+        return f"{source}: {key} must be one of {error.allowed}, got {error.value!r}"
+    return f"{source}: {key}: {error}"
 
 
 def _validate_evaluation(cfg: EvalConfig) -> None:
     """Check the ``env`` and ``evaluate`` values that have a range or a fixed set of choices."""
-    # imported here: the config module itself does not need the simulation code
-    from twolink_gym.tasks import TASKS
-
     src = cfg.source
-    if cfg.env.task not in TASKS:
-        raise ConfigError(f"{src}: env.task must be one of {sorted(TASKS)}, got {cfg.env.task!r}")
     if cfg.env.vectorization not in ("native", "dummy"):
         raise ConfigError(
             f"{src}: env.vectorization must be 'native' or 'dummy', got {cfg.env.vectorization!r}"
@@ -479,17 +457,8 @@ def _validate_evaluation(cfg: EvalConfig) -> None:
             f"{src}: env.frame_stack > 1 cannot be combined with env.goal_observation "
             "(the goal-conditioned view splits a flat observation)"
         )
-    if isinstance(cfg.env.max_torque, list) and len(cfg.env.max_torque) != 2:
-        raise ConfigError(
-            f"{src}: env.max_torque must have 2 entries [joint 1, joint 2] (or be one number "
-            f"for both joints), got {cfg.env.max_torque}"
-        )
-    for key, value in {
-        "evaluate.episodes": cfg.evaluate.episodes,
-        "env.substeps": cfg.env.substeps,
-    }.items():
-        if value < 1:
-            raise ConfigError(f"{src}: {key} must be >= 1, got {value}")
+    if cfg.evaluate.episodes < 1:
+        raise ConfigError(f"{src}: evaluate.episodes must be >= 1, got {cfg.evaluate.episodes}")
     if cfg.env.max_episode_steps is not None and cfg.env.max_episode_steps < 1:
         raise ConfigError(
             f"{src}: env.max_episode_steps must be >= 1 (or null for the task's length), "
@@ -548,63 +517,40 @@ def _check_keys(given: Mapping[str, Any], valid: Sequence[str], key: str, src: s
         )
 
 
-def _with_key_path(message: str, pattern: str, key: str) -> str:
-    """``message`` with the field that ``pattern`` (group 1) names rewritten as ``key.field``.
-
-    Messages that name no single field are prefixed with ``key``.
-    """
-    renamed, count = re.subn(pattern, lambda m: f"{key}.{m[1]}", message, count=1)
-    return renamed if count else f"{key}: {message}"
-
-
 def _check_environment(env: EnvConfig, src: str) -> None:
-    """Build the arm, the task and one env from ``env`` and reset it once.
+    """Check the training task options and the Gymnasium id; build one env and reset it once.
 
-    A value the simulation rejects (a negative mass, a tolerance <= 0, an empty
-    target range, ...) becomes a :class:`ConfigError` naming the key path
-    (``env.params.m1``, ``env.task_options.tolerance``, ``env.dt``) and the file.
+    The env settings themselves were checked when ``env`` was built. A value
+    that only fails in an episode (an empty target range for this arm, ...)
+    becomes a :class:`ConfigError` naming ``env`` and the file; an invalid
+    ``train_task_options`` entry one naming ``env.train_task_options.<option>``.
     """
     import gymnasium as gym
 
     import twolink_gym  # noqa: F401  (registers the ids)
     from twolink_gym.env import TwoLinkEnv
-    from twolink_gym.params import ArmParams
-    from twolink_gym.tasks import TASKS, make_task
+    from twolink_gym.tasks import TASKS
 
-    _check_keys(env.params, [f.name for f in dataclasses.fields(ArmParams)], "env.params", src)
-    task_fields = [f.name for f in dataclasses.fields(TASKS[env.task])]
-    _check_keys(env.task_options, task_fields, "env.task_options", src)
     _check_keys(
         env.train_task_options,
-        TASKS[env.task].episode_option_names,
+        TASKS[str(env.task)].episode_option_names,
         "env.train_task_options",
         src,
     )
     try:
-        ArmParams(**env.params)
-    except (TypeError, ValueError) as exc:
-        message = _with_key_path(str(exc), r"\bArmParams\.(\w+)", "env.params")
-        raise ConfigError(f"{src}: {message}") from exc
-    # the task's own options first: an error after them lies in the training ones
-    for key, options in (
-        ("env.task_options", env.task_options),
-        ("env.train_task_options", env.for_training().task_options),
-    ):
-        try:
-            make_task(env.task, options)
-        except (TypeError, ValueError) as exc:
-            message = _with_key_path(str(exc), r"^(?:\w+ )?task option (\w+)\b", key)
-            raise ConfigError(f"{src}: {message}") from exc
+        env.for_training()
+    except EnvConfigError as exc:  # the training options over the task's: key them as such
+        error = exc
+        if exc.key.split(".")[0] == "task_options":
+            key = "train_task_options" + exc.key[len("task_options") :]
+            error = EnvConfigError(str(exc), key, exc.allowed, exc.value)
+        raise ConfigError(_env_message(error, src)) from exc
     try:
-        TwoLinkEnv(**env.make_kwargs()).reset(seed=0)
-    except (TypeError, ValueError) as exc:
-        message = _with_key_path(
-            str(exc),
-            r"^(dt|substeps|max_torque|actuation|randomize|observation|obs_noise"
-            r"|torque_noise|torque_response|action_delay)\b",
-            "env",
-        )
-        raise ConfigError(f"{src}: {message}") from exc
+        TwoLinkEnv(config=env.env_config()).reset(seed=0)
+    except EnvConfigError as exc:
+        raise ConfigError(_env_message(exc, src)) from exc
+    except ValueError as exc:
+        raise ConfigError(f"{src}: env: {exc}") from exc
     try:
         gym.spec(env.id)
     except gym.error.Error as exc:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ from twolink_gym.training.goal_env import GOAL_FREE_TERMS, GoalObservationVecEnv
 
 import twolink_gym  # noqa: F401  (registers TwoLink-v0)
 from twolink_gym.env import TwoLinkEnv
+from twolink_gym.env_config import setting_default, setting_names
 from twolink_gym.registration import CONVENIENCE_IDS, ENV_ID, UNDERACTUATED_IDS
 from twolink_gym.tasks import TASKS, Task
 
@@ -53,17 +53,13 @@ def gym_make_kwargs(cfg: EnvConfig) -> dict[str, Any]:
     ``max_episode_steps`` if ``cfg`` sets it. Empty for an env with the
     task's defaults.
     """
-    defaults = {
-        name: p.default
-        for name, p in inspect.signature(TwoLinkEnv.__init__).parameters.items()
-        if p.default is not inspect.Parameter.empty
-    }
-    defaults["max_torque"] = TASKS[cfg.task].default_max_torque_for(cfg.actuation)
+    defaults = {name: setting_default(name) for name in setting_names()}
+    defaults["max_torque"] = TASKS[str(cfg.task)].default_max_torque_for(cfg.actuation)
     kwargs = {}
     for name, value in cfg.make_kwargs().items():
         if name in ("task", "actuation"):
             continue
-        default = defaults.get(name, inspect.Parameter.empty)
+        default = defaults[name]
         same = value == default or (
             isinstance(value, (list, tuple))
             and isinstance(default, (list, tuple))

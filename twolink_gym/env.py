@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -11,11 +10,10 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
+from twolink_gym.env_config import EnvConfig
 from twolink_gym.kernel import step_kernels
 from twolink_gym.params import ArmParams
 from twolink_gym.simulation import (
-    DEFAULT_MAX_SPEED,
-    DEFAULT_SUBSTEPS,
     DecodedObservation,
     Simulation,
     SimulationProperties,
@@ -33,53 +31,26 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
 
     Parameters
     ----------
-    task : str or Task
-        ``"reach"``, ``"balance"`` or ``"swingup"`` (see :data:`twolink_gym.tasks.TASKS`), or a
-        task object.
-    params : ArmParams or dict, optional
-        The arm's physical parameters (default :class:`ArmParams`).
-    dt : float
-        Control period [s] (default 0.02 s, 50 Hz).
-    substeps : int
-        RK4 sub-steps per control period (default 2, i.e. 10 ms sub-steps).
-    max_torque : float or pair of floats, optional
-        Joint torques at action ±1 [N·m]; default: the task's
-        default for the actuation (``(30, 10)`` for reach and balance, ``(8, 4)``
-        for the full arm's swing-up, ``(30, 10)`` for the acrobot's and the
-        pendubot's).
-    max_speed : float
-        Joint speed limit [rad/s]; speeds are clipped to ±max_speed after every
-        control step (default 6π).
-    task_options : dict, optional
-        Options of the task class (reward weights, tolerances, initial
-        perturbation sizes).
+    task : str or Task, optional
+        The setting ``task`` (the one setting that may be given by position).
+    config : EnvConfig, optional
+        The env's settings (:class:`~twolink_gym.env_config.EnvConfig`: task,
+        arm, control period, torque and speed limits, actuation, robustness
+        models); default: its defaults.
     render_mode : {"human", "rgb_array"}, optional
-    actuation : {"full", "acrobot", "pendubot"}
-        Motors at both joints (default), at the elbow only (an acrobot) or at
-        the shoulder only (a pendubot); an underactuated arm's action has one
-        entry, scaled by that joint's ``max_torque``.
-    randomize : mapping of str to range, optional
-        Per-episode domain randomisation: ``ArmParams`` field → ``(low, high)``
-        factors of the nominal value, or ``{"absolute": (low, high)}``
-        (:class:`~twolink_gym.imperfections.Randomization`). Drawn at every
-        reset from the env's ``np_random``; the episode's arm is in
-        ``info["params"]`` (a dict of every ``ArmParams`` field, in every info)
-        and :attr:`arm_params`.
-    observation : {"state", "angles"}
-        The full state observation (default) or the joint angles only (the
-        angle encoding and the task's extras, no speeds).
-    obs_noise : float or sequence of float
-        Std of additive Gaussian observation noise: a number for every state
-        entry (the task's extras stay exact), or one std per observation entry
-        (default 0).
-    torque_noise : float
-        Std of additive Gaussian torque noise, a fraction of each motor's
-        ``max_torque``, added before saturation (default 0).
-    torque_response : float
-        Gain ``k`` in ``(0, 1]`` of a first-order torque response
-        ``tau_t = tau_{t-1} + k (tau_cmd - tau_{t-1})`` (default 1: ideal).
-    action_delay : int
-        Control steps between a command and its application (default 0).
+    **settings
+        Fields of :class:`~twolink_gym.env_config.EnvConfig` as keywords
+        (``TwoLinkEnv(task="reach", dt=0.01)``), over ``config``. With
+        ``randomize``, the episode's arm is drawn at every reset from the env's
+        ``np_random``; it is in ``info["params"]`` (a dict of every ``ArmParams``
+        field, in every info) and :attr:`arm_params`.
+
+    Raises
+    ------
+    EnvConfigError
+        A ``ValueError`` naming the invalid setting (its ``key``) and the allowed values.
+    TypeError
+        On a keyword that is not a setting.
 
     Notes
     -----
@@ -110,38 +81,17 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
 
     def __init__(
         self,
-        task: str | Task = "reach",
-        params: ArmParams | Mapping[str, Any] | None = None,
-        dt: float = 0.02,
-        substeps: int = DEFAULT_SUBSTEPS,
-        max_torque: float | Sequence[float] | None = None,
-        max_speed: float = DEFAULT_MAX_SPEED,
-        task_options: Mapping[str, Any] | None = None,
+        task: str | Task | None = None,
+        *,
+        config: EnvConfig | None = None,
         render_mode: str | None = None,
-        actuation: str = "full",
-        randomize: Mapping[str, Any] | None = None,
-        observation: str = "state",
-        obs_noise: float | Sequence[float] = 0.0,
-        torque_noise: float = 0.0,
-        torque_response: float = 1.0,
-        action_delay: int = 0,
+        **settings: Any,
     ) -> None:
-        self.sim = Simulation.create(
-            randomize=randomize,
-            observation=observation,
-            obs_noise=obs_noise,
-            torque_noise=torque_noise,
-            torque_response=torque_response,
-            action_delay=action_delay,
-            actuation=actuation,
-            task=task,
-            params=params,
-            dt=dt,
-            substeps=substeps,
-            max_torque=max_torque,
-            max_speed=max_speed,
-            task_options=task_options,
-        )
+        if task is not None:
+            settings["task"] = task
+        #: The env's settings (:class:`~twolink_gym.env_config.EnvConfig`).
+        self.config = EnvConfig.from_settings(config, settings)
+        self.sim = Simulation.create(self.config)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode must be one of {self.metadata['render_modes']} or None, "
@@ -173,20 +123,9 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
 
     def _bind_kernel(self) -> None:
         """The compiled step loop of the task and its arguments (the arrays above, in place)."""
-        b = self._buffers
-        self._step = step_kernels(self.sim.task.kernel).step
-        self._step_args = (
-            self._arm,
-            self.sim.config,
-            self.sim.options,
-            self._elapsed,
-            self._state,
-            self._last_action,
-            self._goal,
-            b.obs,
-            b.out,
-            b.terms,
-            b.extras,
+        self._step = step_kernels(self.sim.task).step
+        self._step_args = self.sim.loop_arguments(
+            self._arm, self._state, self._goal, self._last_action, self._buffers, self._elapsed
         )
 
     def __getstate__(self) -> dict[str, Any]:

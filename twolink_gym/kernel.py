@@ -1,7 +1,10 @@
 """The step kernel: dynamics, RK4, speed limit, task logic and observation, compiled together.
 
-:func:`step_kernels` compiles, for one task kernel (see
-:mod:`twolink_gym.tasks.base`), three loops over a batch of arms:
+This module holds the interface every task kernel is written against (the
+named tuples :class:`Arm`, :class:`Step` and :class:`Outcome`, and
+:class:`TaskKernel`, the one statement of its signature) and the one loop that
+runs a task kernel over a batch of arms. :func:`step_kernels` compiles three
+copies of that loop per task:
 
 ``step``
     one control step of every arm on the calling thread: RK4 of the
@@ -10,18 +13,22 @@
 ``step_parallel``
     the same, with the arms spread over numba's thread pool (``prange``);
 ``observe``
-    the task kernel and the observation of every arm where it is (episode starts).
+    the task kernel and the observation of every arm where it is (episode
+    starts, and :meth:`Task.evaluate <twolink_gym.tasks.Task.evaluate>`).
 
 The single env calls ``step`` with one arm, the vector env ``step`` or
 ``step_parallel`` with all its copies: the same per-arm machine code, so
-their trajectories are bit-identical. The loops are written once, as
-templates that call the module-level name ``task_kernel``; each task gets its
-own compiled copies with that name bound to its kernel
-(:func:`twolink_gym._jit.bound_kernel`), built on first use (memoised per
-process), compiled on their first call and cached on disk under a key of the
-sources they embed.
+their trajectories are bit-identical. The loop is written once, as a template
+that calls the module-level names ``task_kernel``, ``Options`` and ``Memory``;
+each task gets its own compiled copies with those names bound to its kernel
+and its named tuple types (:func:`twolink_gym._jit.bound_kernel`), built on
+first use (memoised per process), compiled on their first call and cached on
+disk under a key of the sources they embed. The arrays cross from Python as
+arrays (numba's fast argument path); the named tuples are built inside the
+compiled loop (:func:`from_vector`), where they cost nothing.
 
-Array arguments of the loops (``n`` arms; all C-contiguous)::
+Array arguments of the loop (``n`` arms; all C-contiguous), in order
+(:data:`LOOP_ARGUMENTS`)::
 
     arms         (n, 9) float64   per-copy arm vectors (dynamics.ARM_VECTOR_FIELDS)
     config       (5,)   float64   [max_torque1, max_torque2, max_speed, dt, substeps]
@@ -31,33 +38,376 @@ Array arguments of the loops (``n`` arms; all C-contiguous)::
                                   (steps + 1)·dt (step, the time after it)
     state        (n, 4) float64   [q1, q2, dq1, dq2]; step: read, then overwritten
     action       (n, 2) float64   normalised actions, already clipped to [-1, 1]
-    goal         (n, g) float64
+    goal         (n, g) float64   read only
+    memory       (n, m) float64   the task's per-episode memory (Task.Memory), read and
+                                  rewritten
     obs          (n, 6 + e) float32   written: [cos q1, sin q1, cos q2, sin q2, dq1, dq2, *extras]
     out          (n, 6) float64   written: reward, distance, tip x, tip y, terminated, success
-                                  (the column constants of twolink_gym.tasks.base)
-    terms        (n, t) float64   written: the reward's terms (Task.term_names)
+                                  (the column constants of this module)
+    terms        (n, t) float64   written: the reward's terms (Task.Terms, in field order)
     extras       (n, e) float64   written: the observation extras in float64
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Any, NamedTuple
+import typing
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
-from numba import prange
+from numba import prange, types
+from numba.extending import overload
 from numpy.typing import NDArray
 
-from twolink_gym._jit import bound_kernel, kernel
+from twolink_gym._jit import bound_kernel, kernel, sincos
+from twolink_gym.dynamics import ARM_VECTOR_FIELDS
 from twolink_gym.integrators import rk4
-from twolink_gym.tasks.base import evaluate_one
+from twolink_gym.kinematics import tip_from_trig
 
-__all__ = ["StepKernels", "step_kernels"]
-
-# entries of ``config``
-_TORQUE1, _TORQUE2, _MAX_SPEED, _DT, _SUBSTEPS = range(5)
+__all__ = [
+    "DISTANCE",
+    "LOOP_ARGUMENTS",
+    "OUT_SIZE",
+    "REWARD",
+    "SUCCESS",
+    "TERMINATED",
+    "TIP_X",
+    "TIP_Y",
+    "Arm",
+    "NoMemory",
+    "Outcome",
+    "Step",
+    "StepKernels",
+    "TaskKernel",
+    "from_vector",
+    "step_kernels",
+    "task_kernel",
+    "to_row",
+]
 
 Array = NDArray[np.float64]
+
+# columns of an outcome row (``out`` of the loop)
+REWARD = 0
+DISTANCE = 1
+TIP_X = 2
+TIP_Y = 3
+TERMINATED = 4
+SUCCESS = 5
+OUT_SIZE = 6
+
+# entries of ``config``
+_TORQUE1 = 0
+_TORQUE2 = 1
+_MAX_SPEED = 2
+_DT = 3
+_SUBSTEPS = 4
+
+#: The loop's array arguments, in order (see the module notes).
+LOOP_ARGUMENTS = (
+    "arms",
+    "config",
+    "options",
+    "steps",
+    "state",
+    "action",
+    "goal",
+    "memory",
+    "obs",
+    "out",
+    "terms",
+    "extras",
+)
+
+
+# -- the task kernel's interface ---------------------------------------------
+#: The arm as a task kernel reads it: ``arm.l1``, ``arm.l2`` (link lengths [m]) and
+#: the other entries of the arm vector (:data:`twolink_gym.dynamics.ARM_VECTOR_FIELDS`).
+Arm = NamedTuple("Arm", [(name, float) for name in ARM_VECTOR_FIELDS])  # type: ignore[misc]
+Arm.__module__ = __name__
+
+
+class Step(NamedTuple):
+    """The step's inputs to a task kernel: the state after the step and the applied action.
+
+    Attributes
+    ----------
+    t : float
+        Episode time of the state [s] (0 at reset, ``k·dt`` after ``k`` steps).
+    q1, q2, dq1, dq2 : float
+        The state [rad, rad, rad/s, rad/s].
+    c1, s1, c12, s12 : float
+        ``cos q1``, ``sin q1``, ``cos(q1 + q2)``, ``sin(q1 + q2)``.
+    a1, a2 : float
+        The applied normalised action, in ``[-1, 1]``.
+    """
+
+    t: float
+    q1: float
+    q2: float
+    dq1: float
+    dq2: float
+    c1: float
+    s1: float
+    c12: float
+    s12: float
+    a1: float
+    a2: float
+
+
+class Outcome(NamedTuple):
+    """A task kernel's verdict on one state.
+
+    Attributes
+    ----------
+    reward : float
+    terminated : bool
+        The episode ends here (e.g. balance: the arm fell).
+    success : bool
+        The state meets the task's success condition.
+    distance : float
+        The task's distance to its goal (m for reach and track, rad for balance).
+    """
+
+    reward: float
+    terminated: bool
+    success: bool
+    distance: float
+
+
+class NoMemory(NamedTuple):
+    """The per-episode memory of a task that keeps none (no fields)."""
+
+
+class TaskKernel(Protocol):
+    """The signature of every task kernel (the one place it is written).
+
+    ``kernel(arm, options, x, goal, memory, extras) -> (outcome, terms, memory)``
+
+    Parameters
+    ----------
+    arm : Arm
+        The arm, read by name (``arm.l1``).
+    options : Task.Options
+        The task's options, read by name (``options.tolerance``): a named
+        tuple of the task's numeric dataclass fields that are not episode
+        options (:meth:`Task.options_type <twolink_gym.tasks.Task.options_type>`).
+    x : Step
+        The state after the step, its trigonometry, the time and the action.
+    goal : ndarray, shape (goal_size,)
+        The episode's goal (read only).
+    memory : Task.Memory
+        The episode's memory before this step (all zeros at the episode's start).
+    extras : ndarray, shape (extras_size,)
+        Written: the observation extras, in :meth:`Task.extras_names` order.
+
+    Returns
+    -------
+    outcome : Outcome
+    terms : Task.Terms
+        The reward's terms, floats, by name (the field names are ``term_names``).
+    memory : Task.Memory
+        The episode's memory after this step (return the argument if unchanged).
+    """
+
+    def __call__(
+        self, arm: Any, options: Any, x: Step, goal: Array, memory: Any, extras: Array
+    ) -> tuple[Outcome, Any, Any]:
+        """One arm's step (see the class notes)."""
+        ...
+
+
+def task_kernel(fn: Any) -> Any:
+    """Compile a task kernel (a decorator; the signature is :class:`TaskKernel`'s).
+
+    Everything a task computes per step goes into this one function, written
+    on floats and named tuples; the single env, the vector env and the batched
+    :meth:`Task.evaluate <twolink_gym.tasks.Task.evaluate>` all run it.
+    """
+    return kernel(inline=True)(fn)
+
+
+def _field_kinds(cls: type) -> list[type]:
+    """The Python type (float, int or bool) of each field of a named tuple class."""
+    hints = typing.get_type_hints(cls)
+    return [hints.get(name, float) for name in cls._fields]  # type: ignore[attr-defined]
+
+
+def from_vector(cls: Any, vector: Array) -> Any:
+    """The named tuple ``cls`` of a float vector: field ``j`` from ``vector[j]``.
+
+    ``bool`` fields are ``vector[j] != 0``, ``int`` fields ``int(vector[j])``,
+    the rest floats. Compiled code gets an unrolled constructor per class
+    (the class must be a compile-time constant, e.g. a global).
+    """
+    converted = []
+    for kind, value in zip(_field_kinds(cls), vector, strict=False):
+        converted.append(value != 0.0 if kind is bool else (int(value) if kind is int else value))
+    return cls(*converted)
+
+
+@overload(from_vector)
+def _from_vector_overload(cls, vector):  # type: ignore[no-untyped-def,unused-ignore]  # numba matches names
+    if not isinstance(cls, types.NamedTupleClass):
+        return None
+    items = []
+    for j, kind in enumerate(_field_kinds(cls.instance_class)):
+        if kind is bool:
+            items.append(f"vector[{j}] != 0.0")
+        elif kind is int:
+            items.append(f"int(vector[{j}])")
+        else:
+            items.append(f"vector[{j}]")
+    source = "def impl(cls, vector):\n    return cls(" + "".join(f"{x}, " for x in items) + ")\n"
+    namespace: dict[str, Any] = {}
+    exec(source, namespace)
+    return namespace["impl"]
+
+
+def to_row(values: Any, row: Array) -> None:
+    """Write the entries of a tuple (a named tuple of floats) into ``row``, in order."""
+    for j, value in enumerate(values):
+        row[j] = value
+
+
+@overload(to_row)
+def _to_row_overload(values, row):  # type: ignore[no-untyped-def,unused-ignore]  # numba matches names
+    if not isinstance(values, types.BaseTuple):
+        return None
+    body = "".join(f"    row[{j}] = values[{j}]\n" for j in range(len(values))) or "    pass\n"
+    namespace: dict[str, Any] = {}
+    exec("def impl(values, row):\n" + body, namespace)
+    return namespace["impl"]
+
+
+# -- the loop -----------------------------------------------------------------
+#: Bound per copy of the loop (:func:`step_kernels`); never used through these
+#: module attributes: the task kernel, the task's options and memory classes,
+#: and whether the copy advances the arms (step) or only observes them.
+task_kernel_bound: Any = None
+Options: Any = None
+Memory: Any = None
+ADVANCE = True
+
+
+@kernel(cache=False, inline=True)
+def _arm_step(
+    kernel_fn: Any,
+    options_cls: Any,
+    memory_cls: Any,
+    advance: bool,
+    i: int,
+    arms: Array,
+    config: Array,
+    options: Array,
+    steps: NDArray[np.int64],
+    state: Array,
+    action: Array,
+    goal: Array,
+    memory: Array,
+    obs: NDArray[np.float32],
+    out: Array,
+    terms: Array,
+    extras: Array,
+) -> None:
+    """Arm ``i``: (step: RK4 and speed limit,) the task kernel, its outcome and observation."""
+    arm = arms[i]
+    x = state[i]
+    q1, q2, dq1, dq2 = x[0], x[1], x[2], x[3]
+    a1, a2 = action[i, 0], action[i, 1]
+    if advance:
+        q1, q2, dq1, dq2 = rk4(
+            arm,
+            q1,
+            q2,
+            dq1,
+            dq2,
+            a1 * config[_TORQUE1],
+            a2 * config[_TORQUE2],
+            config[_DT],
+            int(config[_SUBSTEPS]),
+        )
+        limit = config[_MAX_SPEED]
+        dq1 = min(max(dq1, -limit), limit)
+        dq2 = min(max(dq2, -limit), limit)
+        x[0] = q1
+        x[1] = q2
+        x[2] = dq1
+        x[3] = dq2
+        t = (steps[i] + 1) * config[_DT]
+    else:
+        t = steps[i] * config[_DT]
+    s1, c1 = sincos(q1)
+    s2, c2 = sincos(q2)
+    c12 = c1 * c2 - s1 * s2
+    s12 = s1 * c2 + c1 * s2
+    step = Step(t, q1, q2, dq1, dq2, c1, s1, c12, s12, a1, a2)
+    ex = extras[i]
+    outcome, reward_terms, new_memory = kernel_fn(
+        from_vector(Arm, arm),
+        from_vector(options_cls, options),
+        step,
+        goal[i],
+        from_vector(memory_cls, memory[i]),
+        ex,
+    )
+    to_row(reward_terms, terms[i])
+    to_row(new_memory, memory[i])
+    tip_x, tip_y = tip_from_trig(arm, c1, s1, c12, s12)
+    row = out[i]
+    row[REWARD] = outcome.reward
+    row[DISTANCE] = outcome.distance
+    row[TIP_X] = tip_x
+    row[TIP_Y] = tip_y
+    row[TERMINATED] = 1.0 if outcome.terminated else 0.0
+    row[SUCCESS] = 1.0 if outcome.success else 0.0
+    ob = obs[i]
+    ob[0] = c1
+    ob[1] = s1
+    ob[2] = c2
+    ob[3] = s2
+    ob[4] = dq1
+    ob[5] = dq2
+    for j in range(ex.shape[0]):
+        ob[6 + j] = ex[j]
+
+
+def _loop_template(
+    arms: Array,
+    config: Array,
+    options: Array,
+    steps: NDArray[np.int64],
+    state: Array,
+    action: Array,
+    goal: Array,
+    memory: Array,
+    obs: NDArray[np.float32],
+    out: Array,
+    terms: Array,
+    extras: Array,
+) -> None:
+    """Every arm of the batch (see the module notes); copies bind the module's globals."""
+    # prange is range when compiled without parallel=True
+    for i in prange(state.shape[0]):
+        _arm_step(
+            task_kernel_bound,
+            Options,
+            Memory,
+            ADVANCE,
+            i,
+            arms,
+            config,
+            options,
+            steps,
+            state,
+            action,
+            goal,
+            memory,
+            obs,
+            out,
+            terms,
+            extras,
+        )
 
 
 class StepKernels(NamedTuple):
@@ -68,174 +418,27 @@ class StepKernels(NamedTuple):
     observe: Any
 
 
-@kernel(cache=False, inline=True)
-def _observe_one(
-    task_kernel: Any,
-    i: int,
-    arm: Array,
-    options: Array,
-    t: float,
-    q1: float,
-    q2: float,
-    dq1: float,
-    dq2: float,
-    action: Array,
-    goal: Array,
-    obs: NDArray[np.float32],
-    out: Array,
-    terms: Array,
-    extras: Array,
-) -> None:
-    """Task outcome (:func:`~twolink_gym.tasks.base.evaluate_one`) and observation of arm ``i``."""
-    c1, s1, c2, s2 = evaluate_one(
-        task_kernel,
-        arm,
-        options,
-        t,
-        q1,
-        q2,
-        dq1,
-        dq2,
-        action[i, 0],
-        action[i, 1],
-        goal[i],
-        out[i],
-        terms[i],
-        extras[i],
-    )
-    ob = obs[i]
-    ob[0] = c1
-    ob[1] = s1
-    ob[2] = c2
-    ob[3] = s2
-    ob[4] = dq1
-    ob[5] = dq2
-    for j in range(extras.shape[1]):
-        ob[6 + j] = extras[i, j]
+def step_kernels(task: Any) -> StepKernels:
+    """The loops of a task (memoised per kernel and types, and process; compiled on first call).
 
-
-@kernel(cache=False, inline=True)
-def _step_one(
-    task_kernel: Any,
-    i: int,
-    arms: Array,
-    config: Array,
-    options: Array,
-    steps: NDArray[np.int64],
-    state: Array,
-    action: Array,
-    goal: Array,
-    obs: NDArray[np.float32],
-    out: Array,
-    terms: Array,
-    extras: Array,
-) -> None:
-    """One control step of arm ``i``: RK4, speed limit, task outcome, observation."""
-    arm = arms[i]
-    x = state[i]
-    q1, q2, dq1, dq2 = rk4(
-        arm,
-        x[0],
-        x[1],
-        x[2],
-        x[3],
-        action[i, 0] * config[_TORQUE1],
-        action[i, 1] * config[_TORQUE2],
-        config[_DT],
-        int(config[_SUBSTEPS]),
-    )
-    limit = config[_MAX_SPEED]
-    dq1 = min(max(dq1, -limit), limit)
-    dq2 = min(max(dq2, -limit), limit)
-    x[0] = q1
-    x[1] = q2
-    x[2] = dq1
-    x[3] = dq2
-    t = (steps[i] + 1) * config[_DT]
-    _observe_one(
-        task_kernel, i, arm, options, t, q1, q2, dq1, dq2, action, goal, obs, out, terms, extras
-    )
-
-
-#: The task kernel the loop templates call: bound per task in each copy's own
-#: globals (:func:`step_kernels`); never called through this module attribute.
-task_kernel: Any = None
-
-
-def _step_template(
-    arms: Array,
-    config: Array,
-    options: Array,
-    steps: NDArray[np.int64],
-    state: Array,
-    action: Array,
-    goal: Array,
-    obs: NDArray[np.float32],
-    out: Array,
-    terms: Array,
-    extras: Array,
-) -> None:
-    """``step`` and ``step_parallel``: one control step of every arm (see the module notes)."""
-    # prange is range when compiled without parallel=True
-    for i in prange(state.shape[0]):
-        _step_one(
-            task_kernel,
-            i,
-            arms,
-            config,
-            options,
-            steps,
-            state,
-            action,
-            goal,
-            obs,
-            out,
-            terms,
-            extras,
-        )
-
-
-def _observe_template(
-    arms: Array,
-    config: Array,
-    options: Array,
-    steps: NDArray[np.int64],
-    state: Array,
-    action: Array,
-    goal: Array,
-    obs: NDArray[np.float32],
-    out: Array,
-    terms: Array,
-    extras: Array,
-) -> None:
-    """``observe``: the task outcome and observation of every arm where it is."""
-    for i in range(state.shape[0]):
-        x = state[i]
-        _observe_one(
-            task_kernel,
-            i,
-            arms[i],
-            options,
-            steps[i] * config[_DT],
-            x[0],
-            x[1],
-            x[2],
-            x[3],
-            action,
-            goal,
-            obs,
-            out,
-            terms,
-            extras,
-        )
+    Parameters
+    ----------
+    task : Task or Task subclass
+        Its ``kernel``, ``options_type()`` and ``Memory`` are bound into the loop.
+    """
+    return _step_kernels(task.kernel, task.options_type(), task.Memory)
 
 
 @functools.cache
-def step_kernels(task_kernel: Any) -> StepKernels:
-    """The step loops of a task kernel (memoised per kernel and process; compiled on first call)."""
-    bindings = {"task_kernel": task_kernel}
-    return StepKernels(
-        step=bound_kernel(_step_template, bindings),
-        step_parallel=bound_kernel(_step_template, bindings, parallel=True, variant="parallel"),
-        observe=bound_kernel(_observe_template, bindings),
-    )
+def _step_kernels(kernel_fn: Any, options_cls: Any, memory_cls: Any) -> StepKernels:
+    def bound(advance: bool, parallel: bool = False) -> Any:
+        bindings = {
+            "task_kernel_bound": kernel_fn,
+            "Options": options_cls,
+            "Memory": memory_cls,
+            "ADVANCE": advance,
+        }
+        variant = ("step" if advance else "observe") + ("-parallel" if parallel else "")
+        return bound_kernel(_loop_template, bindings, parallel=parallel, variant=variant)
+
+    return StepKernels(step=bound(True), step_parallel=bound(True, True), observe=bound(False))

@@ -11,23 +11,18 @@ Picture (y up, the base at the centre of the frame)
   chosen from ``l1 + l2`` so that any :class:`~twolink_gym.params.ArmParams`
   fits the frame;
 - the base, the elbow and the tip;
-- the goal: a task with a positional goal (``goal_size >= 2``, e.g. reach)
-  gets a target disc of radius ``task.tolerance`` to scale (red, green while
-  the task reports success) with a ring and a cross-hair marker drawn over the
-  arm, so the target shows at any scale. The track task's goal is its
-  reference path ``r(t)``, drawn from the goal and the frame's time: the path
-  over the episode (the table's positions up to ``task.seconds``) as a thin
-  grey polyline, the preview, ``task.preview`` small light red dots at
-  ``r(time + k · task.preview_dt)``, ``k = 1..preview``, and the current
-  reference ``r(time)`` as the target disc of radius ``task.tolerance`` (at
-  least 3 px; red, green while the running RMS tracking error is within the
-  tolerance) with reach's ring and cross-hair over the arm. A task without a
-  positional goal (balance, swing-up) gets, if it has a ``fall_angle``, the
-  wedge of allowed tilts, and, if it has a ``success_angle``, the success band:
-  a wedge of ±``success_angle`` about the vertical at the base (where link 1
-  must be) and one at the elbow (where link 2 must be). The upright reference,
-  a dashed vertical line from the base, is drawn over the arm (only for these
-  tasks);
+- the goal, as the task describes it (:meth:`~twolink_gym.tasks.Task.render_items`):
+  a :class:`~twolink_gym.tasks.base.Target` is a disc of the task's
+  tolerance to scale (red, green while the task reports success; at least
+  ``min_pixels``) with a ring and a cross-hair marker drawn over the arm, so
+  the target shows at any scale (reach's target, track's current reference);
+  a :class:`~twolink_gym.tasks.base.Polyline` a thin grey line (track's path
+  over the episode); :class:`~twolink_gym.tasks.base.Dots` small light red
+  discs (track's preview); a :class:`~twolink_gym.tasks.base.Wedge` a sector
+  about the vertical (balance's allowed tilts, the success band of balance and
+  swing-up at the base and at the elbow); an
+  :class:`~twolink_gym.tasks.base.UprightLine` the dashed upright reference
+  from the base, over the arm;
 - a fading trail of the tip over the last ``trail_seconds``;
 - torque indicators: an arc around each joint, counter-clockwise for positive
   torque, whose sweep is the fraction of ``max_torque`` applied; below
@@ -64,8 +59,8 @@ from numpy.typing import ArrayLike, NDArray
 from twolink_gym.dynamics import gravity_torque
 from twolink_gym.kinematics import forward_kinematics
 from twolink_gym.params import ArmParams
-from twolink_gym.tasks import Task, TrackTask
-from twolink_gym.tasks.track import reference_position
+from twolink_gym.tasks import Task
+from twolink_gym.tasks.base import Dots, Polyline, RenderItem, Target, UprightLine, Wedge
 
 __all__ = ["RENDER_MODES", "TEXT_SUPERSAMPLING", "TORQUE_MIN_FRACTION", "ArmRenderer", "Colors"]
 
@@ -75,10 +70,6 @@ RENDER_MODES = ("human", "rgb_array")
 TORQUE_MIN_FRACTION = 0.05
 #: Length of each cross-hair arm of the target marker, as a fraction of the smaller frame side.
 TARGET_MARK_FRACTION = 0.03
-#: Smallest radius [px] of the track task's reference disc.
-REFERENCE_MIN_RADIUS = 3
-#: Smallest radius [px] of a preview dot of the track task.
-PREVIEW_MIN_RADIUS = 2
 #: Text is drawn this many times larger, then scaled down to its size (even letter spacing).
 TEXT_SUPERSAMPLING = 4
 #: Most text lines kept drawn for reuse (the lines that do not change between frames).
@@ -223,8 +214,8 @@ class ArmRenderer:
         )
         self._last_time = -math.inf
         self._closed = False
-        # track: the reference path of the last goal drawn, as (its table's
-        # positions [m], their pixels), recomputed only when the table changes
+        # the last polyline drawn, as (its points [m], their pixels), recomputed
+        # only when the points change
         self._path_cache: tuple[NDArray[np.float64], list[tuple[float, float]]] | None = None
 
         pg = _import_pygame()
@@ -346,12 +337,13 @@ class ArmRenderer:
         surf = self._canvas
         surf.fill(Colors.background)
         self._draw_workspace(surf)
-        t = float(time)
-        self._draw_goal(surf, x, g, t)
+        items = self.task.render_items(self.params, x, g, float(time))
+        for item in items:
+            self._draw_under(surf, item)
         self._draw_trail(surf)
         self._draw_arm(surf, elbow, tip)
-        self._draw_upright_reference(surf, g)
-        self._draw_target_marks(surf, x, g, t)
+        for item in items:
+            self._draw_over(surf, item)
         self._draw_torques(surf, x, tau)
         self._draw_readout(surf, float(time), float(reward), tau)
 
@@ -399,48 +391,50 @@ class ArmRenderer:
             self._disc(surf, center, inner, Colors.background)
             self._pg.gfxdraw.aacircle(surf, center[0], center[1], inner, Colors.workspace_edge)
 
-    def _goal_point(self, goal: NDArray[np.float64], time: float) -> NDArray[np.float64] | None:
-        """Where the positional goal is at ``time`` [s]: ``(2,)`` [m], or None without one.
+    def _draw_under(self, surf: Any, item: RenderItem) -> None:
+        """The part of a task's render item drawn under the arm."""
+        if isinstance(item, Target):
+            self._disc(surf, self._px(item.point), self._target_radius(item), self._color(item))
+        elif isinstance(item, Polyline):
+            pixels = self._polyline_pixels(item.points)
+            if len(pixels) >= 2:
+                self._pg.draw.lines(surf, Colors.reference_path, False, pixels, 2)
+        elif isinstance(item, Dots):
+            radius = self._radius(item.radius, minimum=item.min_pixels)
+            for point in item.points:
+                self._disc(surf, self._px(point), radius, Colors.reference_preview)
+        elif isinstance(item, Wedge):
+            color = Colors.upright_zone if item.kind == "zone" else Colors.success_band
+            self._wedge(surf, np.asarray(item.apex), item.radius, item.half_angle, color)
 
-        Track: the reference ``r(time)``; another task with ``goal_size >= 2``
-        (reach): ``goal[:2]``.
-        """
-        if isinstance(self.task, TrackTask):
-            return np.array(reference_position(goal, time))
-        if goal.shape[0] >= 2:
-            return goal[:2]
-        return None
+    def _draw_over(self, surf: Any, item: RenderItem) -> None:
+        """The part of a task's render item drawn over the arm (so that it stays visible)."""
+        if isinstance(item, Target):
+            self._draw_target_marks(surf, item)
+        elif isinstance(item, UprightLine):
+            self._dashed_line(
+                surf, (0.0, 0.0), (0.0, item.length), Colors.upright, dash=0.06 * item.length
+            )
 
-    def _target(
-        self, state: NDArray[np.float64], goal: NDArray[np.float64], time: float
-    ) -> tuple[tuple[int, int], int, RGB] | None:
-        """Centre [px], radius [px] and colour of the positional goal at ``time`` [s], or None.
+    def _target_radius(self, target: Target) -> int:
+        return self._radius(target.radius, minimum=target.min_pixels)
 
-        The colour is the success colour while the task reports success for
-        ``state`` at ``time`` (track: the running RMS error within tolerance).
-        """
-        point = self._goal_point(goal, time)
-        if point is None:
-            return None
-        evaluation = self.task.evaluate(self.params, state[None, :], goal[None, :], time=time)
-        color = Colors.target_success if bool(evaluation.success[0]) else Colors.target
-        tolerance = float(getattr(self.task, "tolerance", 0.05))
-        minimum = REFERENCE_MIN_RADIUS if isinstance(self.task, TrackTask) else 2
-        return self._px(point), self._radius(tolerance, minimum=minimum), color
+    @staticmethod
+    def _color(target: Target) -> RGB:
+        return Colors.target_success if target.success else Colors.target
 
-    def _draw_target_marks(
-        self, surf: Any, state: NDArray[np.float64], goal: NDArray[np.float64], time: float
-    ) -> None:
-        """Tolerance ring and cross-hair of a positional goal, over the arm so they stay visible.
+    def _draw_target_marks(self, surf: Any, target: Target) -> None:
+        """Tolerance ring and cross-hair of a target, over the arm so they stay visible.
 
         The ring is the tolerance circle to scale; the four cross-hair arms start
         just outside it and are :data:`TARGET_MARK_FRACTION` of the frame long,
         so that the target shows however small the tolerance is drawn.
         """
-        target = self._target(state, goal, time)
-        if target is None:
-            return
-        (cx, cy), radius, color = target
+        (cx, cy), radius, color = (
+            self._px(target.point),
+            self._target_radius(target),
+            self._color(target),
+        )
         for r in (radius, radius + 1):
             self._pg.gfxdraw.aacircle(surf, cx, cy, r, color)
         inner = radius + 3
@@ -454,79 +448,19 @@ class ArmRenderer:
                 3,
             )
 
-    def _draw_goal(
-        self, surf: Any, state: NDArray[np.float64], goal: NDArray[np.float64], time: float
-    ) -> None:
-        """The goal under the arm: the target disc (track: path and preview first) or wedges."""
-        if isinstance(self.task, TrackTask):
-            self._draw_reference_path(surf, goal)
-            self._draw_preview(surf, goal, time)
-        target = self._target(state, goal, time)
-        if target is not None:
-            center, radius, color = target
-            self._disc(surf, center, radius, color)
-            return
-        # no positional goal: the goal is the upright pose q = [pi/2, 0]
-        reach = self.params.reach
-        fall = getattr(self.task, "fall_angle", None)
-        if fall is not None and 0 < fall < math.pi:
-            self._wedge(surf, np.zeros(2), reach, fall, Colors.upright_zone)
-        band = getattr(self.task, "success_angle", None)
-        if band is not None and 0 < band < math.pi:
-            # each link's tilt from the vertical must stay within the band:
-            # link 1 about the base, link 2 about the elbow
-            elbow, _ = forward_kinematics(self.params, state[:2])
-            self._wedge(surf, np.zeros(2), reach, band, Colors.success_band)
-            self._wedge(surf, elbow, self.params.l2, band, Colors.success_band)
+    def _polyline_pixels(self, points: NDArray[np.float64]) -> list[tuple[float, float]]:
+        """Pixels ``(column, row)`` of a polyline's points ``(k, 2)`` [m].
 
-    def _reference_path_pixels(self, goal: NDArray[np.float64]) -> list[tuple[float, float]]:
-        """Pixels of the track reference over the episode, one per table row up to ``task.seconds``.
-
-        Parameters
-        ----------
-        goal : ndarray, shape (goal_size,)
-            A track goal.
-
-        Returns
-        -------
-        list of (float, float)
-            ``(column, row)`` of the table's positions at ``t = 0, h, ...``,
-            ``t <= task.seconds``. Cached: recomputed only when those positions
-            change (the env passes a new view of its goal buffer at every frame
-            and rewrites the buffer in place at a reset, so the content is the
-            key, not the array's identity).
+        Cached: recomputed only when the points change (the env passes a new
+        view of its goal buffer at every frame and rewrites the buffer in place
+        at a reset, so the content is the key, not the array's identity).
         """
-        task = self.task
-        assert isinstance(task, TrackTask)
-        rows = task.reference_rows(goal)
-        spacing = float(goal[0])
-        count = min(len(rows), math.floor(task.seconds / spacing + 1e-9) + 1)
-        positions = rows[:count, :2]
         cached = self._path_cache
-        if cached is not None and np.array_equal(cached[0], positions):
+        if cached is not None and np.array_equal(cached[0], points):
             return cached[1]
-        pixels = [(float(c), float(r)) for c, r in self.world_to_pixel(positions)]
-        self._path_cache = (positions.copy(), pixels)
+        pixels = [(float(c), float(r)) for c, r in self.world_to_pixel(points)]
+        self._path_cache = (np.array(points, dtype=np.float64), pixels)
         return pixels
-
-    def _draw_reference_path(self, surf: Any, goal: NDArray[np.float64]) -> None:
-        """The track reference over the episode: a thin polyline (2 px)."""
-        pixels = self._reference_path_pixels(goal)
-        if len(pixels) >= 2:
-            self._pg.draw.lines(surf, Colors.reference_path, False, pixels, 2)
-
-    def _draw_preview(self, surf: Any, goal: NDArray[np.float64], time: float) -> None:
-        """The track preview: a small dot at ``r(time + k · preview_dt)`` for ``k = 1..preview``.
-
-        The dot radius is half the tolerance to scale, at least
-        :data:`PREVIEW_MIN_RADIUS` pixels; the farthest dot is drawn first.
-        """
-        task = self.task
-        assert isinstance(task, TrackTask)
-        radius = self._radius(0.5 * task.tolerance, minimum=PREVIEW_MIN_RADIUS)
-        for k in range(task.preview, 0, -1):
-            point = reference_position(goal, time + k * task.preview_dt)
-            self._disc(surf, self._px(point), radius, Colors.reference_preview)
 
     def _wedge(
         self, surf: Any, apex: NDArray[np.float64], radius: float, half_angle: float, color: RGB
@@ -538,13 +472,6 @@ class ArmRenderer:
         poly = [tuple(p) for p in self.world_to_pixel(pts)]
         self._pg.gfxdraw.filled_polygon(surf, poly, color)
         self._pg.gfxdraw.aapolygon(surf, poly, color)
-
-    def _draw_upright_reference(self, surf: Any, goal: NDArray[np.float64]) -> None:
-        """The dashed upright line of a task without a positional goal, over the arm."""
-        if isinstance(self.task, TrackTask) or goal.shape[0] >= 2:
-            return
-        reach = self.params.reach
-        self._dashed_line(surf, (0.0, 0.0), (0.0, reach), Colors.upright, dash=0.06 * reach)
 
     def _dashed_line(
         self, surf: Any, start: Sequence[float], end: Sequence[float], color: RGB, dash: float

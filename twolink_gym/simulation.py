@@ -20,7 +20,6 @@ single env) or all copies (the vector env), writing into preallocated
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -28,8 +27,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from twolink_gym import kernel
-from twolink_gym._arrays import positive_integer, positive_number
 from twolink_gym.dynamics import arm_vectors
+from twolink_gym.env_config import (
+    ACTUATIONS,
+    DEFAULT_MAX_SPEED,
+    DEFAULT_SUBSTEPS,
+    EnvConfig,
+    check_actuation,
+)
 from twolink_gym.imperfections import (
     OBSERVATIONS,
     ActuatorModel,
@@ -37,11 +42,12 @@ from twolink_gym.imperfections import (
     Randomization,
 )
 from twolink_gym.params import ArmParams
-from twolink_gym.tasks import Task, make_task
-from twolink_gym.tasks.base import DEFAULT_MAX_TORQUE, OUT_SIZE, Evaluation, goal_batch
+from twolink_gym.tasks import Task
+from twolink_gym.tasks.base import DEFAULT_MAX_TORQUE, Evaluation, goal_batch
 
 __all__ = [
     "ACTUATIONS",
+    "DEFAULT_MAX_SPEED",
     "DEFAULT_MAX_TORQUE",
     "DEFAULT_SUBSTEPS",
     "STATE_OBS_NAMES",
@@ -58,29 +64,6 @@ Array = NDArray[np.float64]
 
 #: Names of the state-encoding entries at the start of every observation.
 STATE_OBS_NAMES = ("cos_q1", "sin_q1", "cos_q2", "sin_q2", "dq1", "dq2")
-
-#: The actuated joints of each actuation (the one map from actuation names):
-#: both joints, the elbow only (an acrobot) or the shoulder only (a pendubot).
-ACTUATIONS: dict[str, tuple[int, ...]] = {"full": (0, 1), "acrobot": (1,), "pendubot": (0,)}
-
-
-def check_actuation(actuation: object) -> str:
-    """``actuation`` if it is a key of :data:`ACTUATIONS`.
-
-    Raises
-    ------
-    ValueError
-        Naming the argument and the allowed values.
-    """
-    if not isinstance(actuation, str) or actuation not in ACTUATIONS:
-        raise ValueError(f"actuation must be one of {sorted(ACTUATIONS)}, got {actuation!r}")
-    return actuation
-
-
-#: Default joint speed limit [rad/s] (3 revolutions per second).
-DEFAULT_MAX_SPEED = 6 * math.pi
-#: Default number of RK4 sub-steps per control step.
-DEFAULT_SUBSTEPS = 2
 
 
 def encode_state(state: Array) -> Array:
@@ -165,15 +148,19 @@ class StepBuffers:
     obs : ndarray, shape (n, obs_size), float32
     out : ndarray, shape (n, 6)
         Reward, distance, tip x, tip y, terminated (0/1), success (0/1): the
-        column constants of :mod:`twolink_gym.tasks.base`.
+        column constants of :mod:`twolink_gym.kernel`.
     terms : ndarray, shape (n, len(task.term_names))
     extras : ndarray, shape (n, task.extras_size)
+    memory : ndarray, shape (n, task.memory_size)
+        Each episode's task memory (``Task.Memory``), read and rewritten by
+        every step; zeroed at the episode's start (:meth:`Simulation.observe_into`).
     """
 
     obs: NDArray[np.float32]
     out: Array
     terms: Array
     extras: Array
+    memory: Array
 
 
 @dataclasses.dataclass(frozen=True)
@@ -225,24 +212,16 @@ class Simulation:
         object.__setattr__(self, "options", self.task.kernel_options())
 
     @classmethod
-    def create(
-        cls,
-        task: str | Task = "reach",
-        params: ArmParams | Mapping[str, Any] | None = None,
-        dt: float = 0.02,
-        substeps: int = DEFAULT_SUBSTEPS,
-        max_torque: float | Sequence[float] | None = None,
-        max_speed: float = DEFAULT_MAX_SPEED,
-        task_options: Mapping[str, Any] | None = None,
-        actuation: str = "full",
-        randomize: Mapping[str, Any] | None = None,
-        observation: str = "state",
-        obs_noise: float | Sequence[float] = 0.0,
-        torque_noise: float = 0.0,
-        torque_response: float = 1.0,
-        action_delay: int = 0,
-    ) -> Simulation:
-        """Validate the environment's keyword arguments and build the simulation.
+    def create(cls, config: EnvConfig | None = None, /, **settings: Any) -> Simulation:
+        """Build the simulation of an env configuration.
+
+        Parameters
+        ----------
+        config : EnvConfig, optional
+            The settings (default: :class:`EnvConfig`'s defaults).
+        **settings
+            Fields of :class:`EnvConfig` (``task="reach"``, ``dt=0.01``, ...),
+            over ``config``.
 
         ``max_torque=None`` takes the task's default for the actuation,
         :meth:`~twolink_gym.tasks.Task.default_max_torque_for`. ``randomize``,
@@ -252,43 +231,26 @@ class Simulation:
 
         Raises
         ------
-        ValueError
-            Naming the argument and the allowed values.
+        EnvConfigError
+            A ``ValueError`` naming the setting (its ``key``) and the allowed values.
+        TypeError
+            On an unknown setting.
         """
-        arm = ArmParams.coerce(params)
-        the_task = make_task(task, task_options)
-        dt = positive_number(dt, "dt")
-        substeps = positive_integer(substeps, "substeps")
-        actuation = check_actuation(actuation)
-        if max_torque is None:
-            max_torque = the_task.default_max_torque_for(actuation)
-        message = f"max_torque must be a number or a pair of numbers > 0 (N·m), got {max_torque!r}"
-        try:
-            torque = np.broadcast_to(np.asarray(max_torque, dtype=np.float64), (2,)).copy()
-        except (TypeError, ValueError) as exc:
-            raise ValueError(message) from exc
-        if isinstance(max_torque, bool) or not np.all(np.isfinite(torque) & (torque > 0)):
-            raise ValueError(message)
-        speed = positive_number(max_speed, "max_speed")
-        randomization = Randomization.create(randomize)
-        if randomization is not None:
-            randomization.check([arm])
-        observation_model = ObservationModel.create(
-            observation, obs_noise, len(STATE_OBS_NAMES), the_task.extras_size
-        )
+        c = EnvConfig.from_settings(config, settings).checked()
+        actuation = c["actuation"]
         actuator_model = ActuatorModel.create(
-            torque_noise, torque_response, action_delay, ACTUATIONS[actuation]
+            c["torque_noise"], c["torque_response"], c["action_delay"], ACTUATIONS[actuation]
         )
         return cls(
-            arm,
-            the_task,
-            dt,
-            substeps,
-            torque,
-            speed,
+            c["params"],
+            c["task_options"],
+            c["dt"],
+            c["substeps"],
+            c["max_torque"],
+            c["max_speed"],
             actuation,
-            randomization,
-            observation_model,
+            c["randomize"],
+            c["obs_noise"],
             actuator_model,
         )
 
@@ -397,10 +359,37 @@ class Simulation:
         """Fresh output arrays for ``n`` arms."""
         return StepBuffers(
             obs=np.zeros((n, self.kernel_observation_size), dtype=np.float32),
-            out=np.zeros((n, OUT_SIZE)),
+            out=np.zeros((n, kernel.OUT_SIZE)),
             terms=np.zeros((n, len(self.task.term_names))),
             extras=np.zeros((n, self.task.extras_size)),
+            memory=np.zeros((n, self.task.memory_size)),
         )
+
+    def loop_arguments(
+        self,
+        arms: Array,
+        state: Array,
+        goal: Array,
+        action: Array,
+        buffers: StepBuffers,
+        steps: NDArray[np.int64],
+    ) -> tuple[Any, ...]:
+        """The step loops' arguments, in their order (:data:`twolink_gym.kernel.LOOP_ARGUMENTS`)."""
+        named = {
+            "arms": arms,
+            "config": self.config,
+            "options": self.options,
+            "steps": steps,
+            "state": state,
+            "action": action,
+            "goal": goal,
+            "memory": buffers.memory,
+            "obs": buffers.obs,
+            "out": buffers.out,
+            "terms": buffers.terms,
+            "extras": buffers.extras,
+        }
+        return tuple(named[name] for name in kernel.LOOP_ARGUMENTS)
 
     def step(
         self,
@@ -429,20 +418,12 @@ class Simulation:
             Control steps taken in each arm's episode before this one (default
             0): the task sees the time ``(steps + 1)·dt`` after the step.
         """
-        loops = kernel.step_kernels(self.task.kernel)
+        loops = kernel.step_kernels(self.task)
         run = loops.step_parallel if parallel else loops.step
         run(
-            arms,
-            self.config,
-            self.options,
-            _step_counts(steps, state.shape[0]),
-            state,
-            action,
-            goal,
-            buffers.obs,
-            buffers.out,
-            buffers.terms,
-            buffers.extras,
+            *self.loop_arguments(
+                arms, state, goal, action, buffers, _step_counts(steps, state.shape[0])
+            )
         )
 
     def observe(
@@ -451,12 +432,12 @@ class Simulation:
         """Kernel observations ``(n, 6 + extras_size)`` of states ``(n, 4)`` with goals ``(n, goal_size)``.
 
         The full, noiseless observation (before any :attr:`observation_model`)
-        at ``steps`` ``(n,)`` control steps into the episode (default 0). The
-        goals are copied (``track`` keeps running statistics in its goal).
+        at ``steps`` ``(n,)`` control steps into the episode (default 0), each
+        seen as its episode's first state (fresh task memory).
         """
         x = np.ascontiguousarray(state, dtype=np.float64)
         n = x.shape[0]
-        g = np.array(goal, dtype=np.float64).reshape(n, self.task.goal_size)
+        g = np.ascontiguousarray(goal, dtype=np.float64).reshape(n, self.task.goal_size)
         buffers = self.buffers(n)
         self.observe_into(self.arms(None, n), x, g, buffers, steps)
         return buffers.obs
@@ -469,23 +450,18 @@ class Simulation:
         buffers: StepBuffers,
         steps: ArrayLike | None = None,
     ) -> None:
-        """Outcome and observation of every arm in ``state`` (zero action), into ``buffers``.
+        """Start episodes: outcome and observation of every arm in ``state`` (zero action).
 
-        ``steps`` ``(n,)``: control steps into each episode (default 0, a reset).
+        Zeroes the task memory in ``buffers`` (the episodes' start), then runs
+        the task kernel, writing into ``buffers``. ``steps`` ``(n,)``: control
+        steps into each episode (default 0, a reset).
         """
-        kernel.step_kernels(self.task.kernel).observe(
-            arms,
-            self.config,
-            self.options,
-            _step_counts(steps, state.shape[0]),
-            state,
-            np.zeros((state.shape[0], 2)),
-            goal,
-            buffers.obs,
-            buffers.out,
-            buffers.terms,
-            buffers.extras,
+        buffers.memory[:] = 0.0
+        n = state.shape[0]
+        arguments = self.loop_arguments(
+            arms, state, goal, np.zeros((n, 2)), buffers, _step_counts(steps, n)
         )
+        kernel.step_kernels(self.task).observe(*arguments)
 
     def evaluation(self, buffers: StepBuffers) -> Evaluation:
         """The buffers' outcome as arrays (copies)."""

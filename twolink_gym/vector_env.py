@@ -15,11 +15,10 @@ from numpy.typing import NDArray
 
 from twolink_gym import _jit
 from twolink_gym._arrays import positive_integer
+from twolink_gym.env_config import EnvConfig
 from twolink_gym.imperfections import RANDOMIZABLE
 from twolink_gym.params import ArmParams
 from twolink_gym.simulation import (
-    DEFAULT_MAX_SPEED,
-    DEFAULT_SUBSTEPS,
     DecodedObservation,
     Simulation,
     SimulationProperties,
@@ -46,12 +45,14 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
     ----------
     num_envs : int
         Number of copies.
-    task, dt, substeps, max_torque, max_speed, task_options
-        As for :class:`~twolink_gym.env.TwoLinkEnv`.
+    task : str or Task, optional
+        The setting ``task`` (the one setting that may be given by position).
+    config : EnvConfig, optional
+        The settings of every copy (:class:`~twolink_gym.env_config.EnvConfig`),
+        as for :class:`~twolink_gym.env.TwoLinkEnv`.
     params : ArmParams, dict, or sequence of them, optional
-        One arm for all copies, or one per copy (a list of ``num_envs``).
-    actuation : {"full", "acrobot", "pendubot"}
-        As for :class:`~twolink_gym.env.TwoLinkEnv`.
+        The setting ``params``: one arm for all copies, or one per copy (a
+        list of ``num_envs``).
     num_threads : int
         Threads of the step kernel, 1 … ``NUMBA_NUM_THREADS`` (default 1: the
         loop on the calling thread). More threads pay from a few hundred copies
@@ -72,11 +73,12 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         ``info["_final_obs"]``).
     render_mode : {"rgb_array"}, optional
         Renders one frame per copy.
-    randomize, observation, obs_noise, torque_noise, torque_response, action_delay
-        The robustness models, as for :class:`~twolink_gym.env.TwoLinkEnv`.
-        Each copy draws its own arm (around its own ``params``) at each of its
-        resets and its own noise, from its own generator, so copy ``i`` equals
-        a single env seeded ``seed + i``.
+    **settings
+        The other fields of :class:`~twolink_gym.env_config.EnvConfig` as
+        keywords, over ``config``. With the robustness models (``randomize``,
+        the noises, the actuator's response and delay), each copy draws its own
+        arm (around its own ``params``) at each of its resets and its own noise,
+        from its own generator, so copy ``i`` equals a single env seeded ``seed + i``.
 
     Notes
     -----
@@ -99,27 +101,18 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
     def __init__(
         self,
         num_envs: int = 1,
-        task: str | Task = "reach",
+        task: str | Task | None = None,
+        *,
+        config: EnvConfig | None = None,
         params: ArmParams
         | Mapping[str, Any]
         | Sequence[ArmParams | Mapping[str, Any]]
         | None = None,
-        dt: float = 0.02,
-        substeps: int = DEFAULT_SUBSTEPS,
-        max_torque: float | Sequence[float] | None = None,
-        max_speed: float = DEFAULT_MAX_SPEED,
-        task_options: Mapping[str, Any] | None = None,
         max_episode_steps: int | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         render_mode: str | None = None,
         num_threads: int = 1,
-        actuation: str = "full",
-        randomize: Mapping[str, Any] | None = None,
-        observation: str = "state",
-        obs_noise: float | Sequence[float] = 0.0,
-        torque_noise: float = 0.0,
-        torque_response: float = 1.0,
-        action_delay: int = 0,
+        **settings: Any,
     ) -> None:
         num_envs = positive_integer(num_envs, "num_envs")
         per_copy: list[ArmParams] | None = None
@@ -137,22 +130,14 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
                 f"num_threads must lie in [1, {_jit.max_threads()}] (NUMBA_NUM_THREADS), "
                 f"got {num_threads}"
             )
-        self.sim = Simulation.create(
-            randomize=randomize,
-            observation=observation,
-            obs_noise=obs_noise,
-            torque_noise=torque_noise,
-            torque_response=torque_response,
-            action_delay=action_delay,
-            actuation=actuation,
-            task=task,
-            params=params,
-            dt=dt,
-            substeps=substeps,
-            max_torque=max_torque,
-            max_speed=max_speed,
-            task_options=task_options,
-        )
+        if task is not None:
+            settings["task"] = task
+        if params is not None:
+            settings["params"] = params
+        #: The settings shared by every copy (:class:`~twolink_gym.env_config.EnvConfig`;
+        #: its ``params`` is copy 0's arm when each copy has its own).
+        self.config = EnvConfig.from_settings(config, settings)
+        self.sim = Simulation.create(self.config)
         if self.sim.randomization is not None and per_copy is not None:
             self.sim.randomization.check(per_copy)
         limit = _episode_limit(max_episode_steps, self.sim.max_episode_steps)
@@ -406,8 +391,9 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         if self._actuator is not None:
             self._actuator.reset(idx)
         buffers = self.sim.buffers(len(idx))
+        self._goal[idx] = goals
         self.sim.observe_into(np.ascontiguousarray(self._arms[idx]), states, goals, buffers)
-        self._goal[idx] = goals  # after the kernel: a task may keep running statistics in it
+        self._buffers.memory[idx] = buffers.memory  # the new episodes' task memory
         obs[idx] = self._observe(buffers.obs, rngs)
         self._overwrite_info(info, idx, self.sim.evaluation(buffers))
 

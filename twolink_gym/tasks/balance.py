@@ -4,26 +4,42 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
 from twolink_gym._jit import kernel, python_source
+from twolink_gym.kinematics import forward_kinematics
 from twolink_gym.params import ArmParams
-from twolink_gym.tasks.base import Array, Task, perturbed_state, task_kernel
+from twolink_gym.tasks.base import (
+    Array,
+    Outcome,
+    RenderItem,
+    Task,
+    UprightLine,
+    Wedge,
+    perturbed_state,
+    task_kernel,
+)
+from twolink_gym.tasks.rewards import control_factor, gaussian
 
-__all__ = ["BalanceTask", "balance_kernel", "link_tilts", "tilt_from_vertical", "upright_terms"]
+__all__ = [
+    "BalanceTask",
+    "BalanceTerms",
+    "balance_kernel",
+    "link_tilts",
+    "tilt_from_vertical",
+    "upright_items",
+    "upright_terms",
+]
 
-# the options vector (BalanceTask.option_names, in this order)
-(
-    _FALL_ANGLE,
-    _SUCCESS_ANGLE,
-    _SUCCESS_SPEED,
-    _UPRIGHT_SIGMA,
-    _STILL_SIGMA,
-    _CTRL_WEIGHT,
-    _SPEED_WEIGHT,
-) = range(7)
+
+class BalanceTerms(NamedTuple):
+    """The balance reward's factors (see :class:`BalanceTask`)."""
+
+    reward_upright: float
+    reward_ctrl: float
+    reward_still: float
 
 
 @kernel()
@@ -73,49 +89,54 @@ def upright_terms(
     tilt1 = tilt_from_vertical(q1)
     tilt2 = tilt_from_vertical(q1 + q2)
     dist = max(abs(tilt1), abs(tilt2))
-    upright = np.exp(-(tilt1 * tilt1 + tilt2 * tilt2) / (2.0 * (upright_sigma * upright_sigma)))
-    speed2 = dq1 * dq1 + dq2 * dq2
-    still = 1.0 - speed_weight * (1.0 - np.exp(-speed2 / (2.0 * (still_sigma * still_sigma))))
+    upright = gaussian(tilt1 * tilt1 + tilt2 * tilt2, upright_sigma)
+    still = 1.0 - speed_weight * (1.0 - gaussian(dq1 * dq1 + dq2 * dq2, still_sigma))
     success = dist <= success_angle and abs(dq1) <= success_speed and abs(dq2) <= success_speed
     return upright, still, dist, success
 
 
 @task_kernel
 def balance_kernel(
-    arm: Array,
-    options: Array,
-    t: float,
-    q1: float,
-    q2: float,
-    dq1: float,
-    dq2: float,
-    c1: float,
-    s1: float,
-    c12: float,
-    s12: float,
-    a1: float,
-    a2: float,
-    goal: Array,
-    terms: Array,
-    extras: Array,
-) -> tuple[float, bool, bool, float]:
+    arm: Any, options: Any, x: Any, goal: Array, memory: Any, extras: Array
+) -> tuple[Outcome, BalanceTerms, Any]:
     """The balance task's step: the bounded reward, its factors, fall and success (a task kernel)."""
     upright, still, dist, success = upright_terms(
-        q1,
-        q2,
-        dq1,
-        dq2,
-        options[_UPRIGHT_SIGMA],
-        options[_STILL_SIGMA],
-        options[_SPEED_WEIGHT],
-        options[_SUCCESS_ANGLE],
-        options[_SUCCESS_SPEED],
+        x.q1,
+        x.q2,
+        x.dq1,
+        x.dq2,
+        options.upright_sigma,
+        options.still_sigma,
+        options.speed_weight,
+        options.success_angle,
+        options.success_speed,
     )
-    ctrl = 1.0 - 0.5 * options[_CTRL_WEIGHT] * (a1 * a1 + a2 * a2)
-    terms[0] = upright
-    terms[1] = ctrl
-    terms[2] = still
-    return upright * ctrl * still, dist > options[_FALL_ANGLE], success, dist
+    ctrl = control_factor(x.a1, x.a2, options.ctrl_weight)
+    terms = BalanceTerms(reward_upright=upright, reward_ctrl=ctrl, reward_still=still)
+    outcome = Outcome(upright * ctrl * still, dist > options.fall_angle, success, dist)
+    return outcome, terms, memory
+
+
+def upright_items(
+    params: ArmParams, state: Array, success_angle: float, fall_angle: float | None = None
+) -> list[RenderItem]:
+    """What balance and swing-up draw: the allowed tilts, the success band, the upright line.
+
+    The wedge of tilts within ``fall_angle`` (if given) about the base, the
+    success band of ``±success_angle`` about the vertical at the base (where
+    link 1 must be) and at the elbow (where link 2 must be), and the dashed
+    upright reference over the arm.
+    """
+    reach = params.reach
+    items: list[RenderItem] = []
+    if fall_angle is not None and 0 < fall_angle < math.pi:
+        items.append(Wedge((0.0, 0.0), reach, fall_angle, "zone"))
+    if 0 < success_angle < math.pi:
+        elbow, _ = forward_kinematics(params, state[:2])
+        items.append(Wedge((0.0, 0.0), reach, success_angle, "band"))
+        items.append(Wedge((float(elbow[0]), float(elbow[1])), params.l2, success_angle, "band"))
+    items.append(UprightLine(reach))
+    return items
 
 
 @dataclasses.dataclass(frozen=True)
@@ -170,16 +191,7 @@ class BalanceTask(Task):
     episode_seconds: ClassVar[float] = 10.0
     goal_size: ClassVar[int] = 0
     extras_size: ClassVar[int] = 0
-    term_names: ClassVar[tuple[str, ...]] = ("reward_upright", "reward_ctrl", "reward_still")
-    option_names: ClassVar[tuple[str, ...]] = (
-        "fall_angle",
-        "success_angle",
-        "success_speed",
-        "upright_sigma",
-        "still_sigma",
-        "ctrl_weight",
-        "speed_weight",
-    )
+    Terms: ClassVar[type] = BalanceTerms
     kernel: ClassVar[Any] = staticmethod(balance_kernel)
 
     fall_angle: float = math.pi / 3
@@ -213,3 +225,9 @@ class BalanceTask(Task):
     def extras_bounds(self, params: ArmParams) -> tuple[Array, Array]:
         """Empty."""
         return np.zeros(0), np.zeros(0)
+
+    def render_items(
+        self, params: ArmParams, state: Array, goal: Array, time: float
+    ) -> list[RenderItem]:
+        """The wedge of allowed tilts, the success band and the upright line."""
+        return upright_items(params, state, self.success_angle, self.fall_angle)

@@ -1,4 +1,11 @@
-"""The task interface: what differs between reach, balance, ... (batched)."""
+"""The task interface: what differs between reach, balance, ... (batched).
+
+A task is a frozen dataclass of options plus one compiled task kernel
+(:class:`twolink_gym.kernel.TaskKernel`): it reads the arm, its options and the
+step by name and returns its outcome, its reward terms and its episode memory
+as named tuples. The render items at the end of this module are what a task
+asks the renderer to draw (:meth:`Task.render_items`).
+"""
 
 from __future__ import annotations
 
@@ -6,17 +13,30 @@ import abc
 import dataclasses
 import functools
 import math
-from collections.abc import Callable, Mapping, Sequence
+import typing
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, ClassVar
 
 import numpy as np
-from numba import types
 from numpy.typing import ArrayLike, NDArray
 
-from twolink_gym._jit import bound_kernel, kernel, sincos
 from twolink_gym.dynamics import arm_vectors
-from twolink_gym.kinematics import tip_from_trig
+from twolink_gym.kernel import (
+    DISTANCE,
+    OUT_SIZE,
+    REWARD,
+    SUCCESS,
+    TERMINATED,
+    TIP_X,
+    TIP_Y,
+    Arm,
+    NoMemory,
+    Outcome,
+    Step,
+    step_kernels,
+    task_kernel,
+)
 from twolink_gym.params import ArmParams
 
 __all__ = [
@@ -25,14 +45,21 @@ __all__ = [
     "OUT_SIZE",
     "REWARD",
     "SUCCESS",
-    "TASK_KERNEL_SIGNATURE",
     "TERMINATED",
     "TIP_X",
     "TIP_Y",
+    "Arm",
+    "Dots",
     "Evaluation",
+    "NoMemory",
+    "Outcome",
+    "Polyline",
+    "RenderItem",
+    "Step",
+    "Target",
     "Task",
-    "evaluate_one",
-    "evaluation_loop",
+    "UprightLine",
+    "Wedge",
     "goal_batch",
     "perturbed_state",
     "task_kernel",
@@ -40,132 +67,10 @@ __all__ = [
 
 Array = NDArray[np.float64]
 
-_F8 = types.float64
-_ROW = types.Array(types.float64, 1, "C")
-#: The signature every task kernel is compiled for::
-#:
-#:     (arm, options, t, q1, q2, dq1, dq2, c1, s1, c12, s12, a1, a2, goal, terms, extras)
-#:         -> (reward, terminated, success, distance)
-#:
-#: ``arm`` (9,) is the arm vector (:data:`twolink_gym.dynamics.ARM_VECTOR_FIELDS`),
-#: ``options`` the task's options vector (:meth:`Task.kernel_options`),
-#: ``t`` the episode time of the state [s] (0 at reset, ``k·dt`` after ``k``
-#: steps; only time-varying tasks such as ``track`` read it),
-#: ``q1 … dq2`` the state [rad, rad/s], ``c1 = cos q1``, ``s12 = sin(q1 + q2)``,
-#: etc., ``a1, a2`` the applied normalised action in ``[-1, 1]``, ``goal`` the
-#: episode's goal ``(goal_size,)``. The kernel writes the reward's terms into
-#: ``terms`` ``(len(term_names),)`` and the observation extras into ``extras``
-#: ``(extras_size,)``, and returns the reward, whether the episode terminates,
-#: whether it is in its success condition, and the task's distance to its goal.
-TASK_KERNEL_SIGNATURE = types.Tuple((_F8, types.boolean, types.boolean, _F8))(
-    _ROW, _ROW, *([_F8] * 11), _ROW, _ROW, _ROW
-)
-
 #: Default torque limits [N·m] of a task (:attr:`Task.default_max_torque`): 1.5x
 #: and 2x the largest static gravity torques of the default arm (19.62 and
 #: 4.905 N·m), so any static pose can be held.
 DEFAULT_MAX_TORQUE = (30.0, 10.0)
-
-# columns of an outcome row (``out`` of the step kernel)
-REWARD, DISTANCE, TIP_X, TIP_Y, TERMINATED, SUCCESS = range(6)
-OUT_SIZE = 6
-
-
-def task_kernel(fn: Callable[..., Any]) -> Any:
-    """Compile a task kernel for :data:`TASK_KERNEL_SIGNATURE` (a decorator).
-
-    Everything a task computes per step goes into this one function, written
-    component-wise on floats; the single env, the vector env and the batched
-    :meth:`Task.evaluate` all run it.
-    """
-    return kernel(TASK_KERNEL_SIGNATURE, inline=True)(fn)
-
-
-@kernel(cache=False, inline=True)
-def evaluate_one(
-    task_kernel: Any,
-    arm: Array,
-    options: Array,
-    t: float,
-    q1: float,
-    q2: float,
-    dq1: float,
-    dq2: float,
-    a1: float,
-    a2: float,
-    goal: Array,
-    out: Array,
-    terms: Array,
-    extras: Array,
-) -> tuple[float, float, float, float]:
-    """Run a task kernel on one arm at episode time ``t`` [s] and fill its outcome row ``out``.
-
-    ``out``'s columns are the module's column constants.
-
-    Returns
-    -------
-    tuple of 4 floats
-        ``(cos q1, sin q1, cos q2, sin q2)``, for the observation.
-    """
-    s1, c1 = sincos(q1)
-    s2, c2 = sincos(q2)
-    c12 = c1 * c2 - s1 * s2
-    s12 = s1 * c2 + c1 * s2
-    reward, terminated, success, distance = task_kernel(
-        arm, options, t, q1, q2, dq1, dq2, c1, s1, c12, s12, a1, a2, goal, terms, extras
-    )
-    tip_x, tip_y = tip_from_trig(arm, c1, s1, c12, s12)
-    out[REWARD] = reward
-    out[DISTANCE] = distance
-    out[TIP_X] = tip_x
-    out[TIP_Y] = tip_y
-    out[TERMINATED] = 1.0 if terminated else 0.0
-    out[SUCCESS] = 1.0 if success else 0.0
-    return c1, s1, c2, s2
-
-
-def _evaluation_template(
-    arms: Array,
-    options: Array,
-    times: Array,
-    state: Array,
-    action: Array,
-    goal: Array,
-    out: Array,
-    terms: Array,
-    extras: Array,
-) -> None:
-    """:func:`evaluate_one` over a batch; ``task_kernel`` is bound by :func:`evaluation_loop`."""
-    for i in range(state.shape[0]):
-        x = state[i]
-        evaluate_one(
-            task_kernel,  # in each compiled copy: the bound task kernel, not the decorator
-            arms[i],
-            options,
-            times[i],
-            x[0],
-            x[1],
-            x[2],
-            x[3],
-            action[i, 0],
-            action[i, 1],
-            goal[i],
-            out[i],
-            terms[i],
-            extras[i],
-        )
-
-
-@functools.cache
-def evaluation_loop(task_kernel: Any) -> Any:
-    """The compiled loop of :func:`evaluate_one` over a batch, for one task kernel (memoised).
-
-    ``loop(arms (n, 9), options (k,), times (n,), state (n, 4), action (n, 2),
-    goal (n, g), out (n, 6), terms (n, t), extras (n, e))``: a copy of one
-    template with ``task_kernel`` bound as a global
-    (:func:`twolink_gym._jit.bound_kernel`), compiled on first use and cached on disk.
-    """
-    return bound_kernel(_evaluation_template, {"task_kernel": task_kernel})
 
 
 def goal_batch(value: Any, key: str, size: int, n: int) -> Array:
@@ -239,9 +144,12 @@ class Task(abc.ABC):
 
     A task is a small frozen dataclass whose fields are its options (reward
     weights, tolerances, initial perturbation sizes), plus one compiled *task
-    kernel* (:func:`task_kernel`, :data:`TASK_KERNEL_SIGNATURE`) that computes
-    everything per step: the reward and its terms, termination, success, the
-    distance to the goal and the observation extras. The step kernel
+    kernel* (:func:`task_kernel`, signature :class:`~twolink_gym.kernel.TaskKernel`)
+    that computes everything per step: the reward and its terms, termination,
+    success, the distance to the goal and the observation extras. The kernel
+    reads its options by name from :meth:`options_type`, a named tuple built
+    from the dataclass fields, and returns its terms as the named tuple
+    :attr:`Terms`, whose field names are :attr:`term_names`. The step kernel
     (:mod:`twolink_gym.kernel`) calls it for every arm of the single and the
     vector env; :meth:`evaluate` runs it on a batch of states. The sampling of
     episode starts and the spaces are plain Python.
@@ -268,11 +176,16 @@ class Task(abc.ABC):
     extras_size : int
         Number of task-specific observation entries appended to the state
         encoding.
+    Terms : NamedTuple class
+        The reward terms the kernel returns, floats (declare it with
+        ``class MyTerms(NamedTuple): reward_x: float``).
     term_names : tuple of str
-        The reward terms the kernel writes, in order.
-    option_names : tuple of str
-        The fields, in order, of the options vector the kernel reads
-        (:meth:`kernel_options`; bools become 0.0 or 1.0).
+        ``Terms._fields`` (set from :attr:`Terms` when the class is made).
+    Memory : NamedTuple class
+        The per-episode memory the kernel reads and returns, floats
+        (:class:`~twolink_gym.kernel.NoMemory` unless the task keeps some, as
+        track's running error statistics). The core keeps it beside the goal
+        and zeroes it at every episode start.
     episode_option_names : tuple of str
         The options that only shape the episodes the task draws (the spread
         of the start states, the range of goals), not the observation, the
@@ -289,10 +202,32 @@ class Task(abc.ABC):
     actuation_max_torque: ClassVar[Mapping[str, tuple[float, float]]] = MappingProxyType({})
     goal_size: ClassVar[int]
     extras_size: ClassVar[int]
+    Terms: ClassVar[type]
     term_names: ClassVar[tuple[str, ...]]
-    option_names: ClassVar[tuple[str, ...]]
+    Memory: ClassVar[type] = NoMemory
     episode_option_names: ClassVar[tuple[str, ...]] = ("init_angle_noise", "init_speed_noise")
     kernel: ClassVar[Any]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Derive :attr:`term_names` from the class's :attr:`Terms`."""
+        super().__init_subclass__(**kwargs)
+        terms = cls.__dict__.get("Terms")
+        if terms is not None:
+            cls.term_names = tuple(terms._fields)
+
+    @classmethod
+    def options_type(cls) -> Any:
+        """The named tuple of options the kernel reads (one class per task class, memoised).
+
+        Its fields are the task's dataclass fields of type ``float``, ``int`` or
+        ``bool`` that are not :attr:`episode_option_names`, in declaration order.
+        """
+        return _options_type(cls)
+
+    @property
+    def memory_size(self) -> int:
+        """Length of the per-episode memory vector (``len(Memory._fields)``)."""
+        return len(self.Memory._fields)  # type: ignore[attr-defined]
 
     @classmethod
     def default_max_torque_for(cls, actuation: str = "full") -> tuple[float, float]:
@@ -449,8 +384,12 @@ class Task(abc.ABC):
 
     # -- the kernel ------------------------------------------------------
     def kernel_options(self) -> Array:
-        """The options vector the task kernel reads: :attr:`option_names` as floats, shape ``(k,)``."""
-        return np.array([float(getattr(self, name)) for name in self.option_names])
+        """The options vector the loop passes to the kernel: :meth:`options_type`'s fields as floats.
+
+        Shape ``(k,)``; bools become 0.0 or 1.0 (the compiled loop turns the
+        vector back into the named tuple).
+        """
+        return np.array([float(getattr(self, name)) for name in self.options_type()._fields])
 
     def reported_terms(self) -> tuple[str, ...]:
         """The reward terms reported in ``info`` (default: all of :attr:`term_names`)."""
@@ -468,6 +407,7 @@ class Task(abc.ABC):
         goal: Array,
         action: Array | None = None,
         time: ArrayLike | None = None,
+        memory: Array | None = None,
     ) -> Evaluation:
         """Run the task kernel on a batch of states (the kernel's batched form).
 
@@ -477,38 +417,58 @@ class Task(abc.ABC):
         state : ndarray, shape (n, 4)
             ``[q1, q2, dq1, dq2]``, the state after the step.
         goal : ndarray, shape (n, goal_size)
-            Copied: a task that keeps running statistics in its goal (``track``)
-            does not change the caller's array.
+            Read only.
         action : ndarray, shape (n, 2), optional
             The applied normalised action in ``[-1, 1]`` (default zero).
         time : float or array_like, shape (n,), optional
             Episode times of the states [s] (default 0, an episode's start).
+        memory : ndarray, shape (n, memory_size), optional
+            The episodes' memory before these states (default zeros: a
+            task with memory sees each state as its episode's first). Not changed.
         """
-        state = np.ascontiguousarray(state, dtype=np.float64)
+        state = np.array(state, dtype=np.float64)  # the loop's observe mode leaves it
         n = state.shape[0]
-        if action is None:
-            action = np.zeros((n, 2))
-        times = np.ascontiguousarray(
-            np.broadcast_to(np.asarray(0.0 if time is None else time, dtype=np.float64), (n,))
-        )
+        action = np.zeros((n, 2)) if action is None else action
+        times = np.broadcast_to(np.asarray(0.0 if time is None else time, dtype=np.float64), (n,))
+        memo = np.zeros((n, self.memory_size))
+        if memory is not None:
+            memo[:] = memory
         out = np.empty((n, OUT_SIZE))
         terms = np.empty((n, len(self.term_names)))
         extras = np.empty((n, self.extras_size))
-        evaluation_loop(self.kernel)(
-            arm_vectors(params, n),
-            self.kernel_options(),
-            times,
-            state,
-            np.ascontiguousarray(action, dtype=np.float64),
-            np.array(goal, dtype=np.float64).reshape(n, self.goal_size),
-            out,
-            terms,
-            extras,
-        )
+        obs = np.empty((n, 6 + self.extras_size), dtype=np.float32)
+        observe = step_kernels(self).observe
+        arms = arm_vectors(params, n)
+        options = self.kernel_options()
+        goals = np.ascontiguousarray(goal, dtype=np.float64).reshape(n, self.goal_size)
+        actions = np.ascontiguousarray(action, dtype=np.float64)
+        # the loop's time is steps · dt: one call per distinct time, with dt = that time
+        for value in np.unique(times):
+            rows = np.flatnonzero(times == value)
+            part = slice(None) if len(rows) == n else rows
+            views = [a[part] for a in (arms, state, actions, goals, memo, obs, out, terms, extras)]
+            arm_v, state_v, action_v, goal_v, memo_v, obs_v, out_v, terms_v, extras_v = (
+                np.ascontiguousarray(v) for v in views
+            )
+            observe(
+                arm_v,
+                np.array([0.0, 0.0, 0.0, value, 1.0]),
+                options,
+                np.ones(len(rows), dtype=np.int64),
+                state_v,
+                action_v,
+                goal_v,
+                memo_v,
+                obs_v,
+                out_v,
+                terms_v,
+                extras_v,
+            )
+            out[part], terms[part], extras[part] = out_v, terms_v, extras_v
         return self.evaluation(out, terms, extras)
 
     def evaluation(self, out: Array, terms: Array, extras: Array) -> Evaluation:
-        """Wrap the kernel's output arrays ``(n, OUT_SIZE)``, ``(n, t)``, ``(n, e)`` (copies)."""
+        """Wrap the loop's output arrays ``(n, OUT_SIZE)``, ``(n, t)``, ``(n, e)`` (copies)."""
         return Evaluation(
             reward=out[:, REWARD].copy(),
             terms={name: terms[:, j].copy() for name, j in self.reported_columns},
@@ -522,3 +482,96 @@ class Task(abc.ABC):
     def options(self) -> dict[str, Any]:
         """The task's options as a JSON-friendly dict."""
         return dataclasses.asdict(self)
+
+    # -- drawing -----------------------------------------------------------
+    def render_items(
+        self, params: ArmParams, state: Array, goal: Array, time: float
+    ) -> list[RenderItem]:
+        """What the renderer draws of the task's goal in a frame, in drawing order.
+
+        Parameters
+        ----------
+        params : ArmParams
+            The episode's arm.
+        state : ndarray, shape (4,)
+            ``[q1, q2, dq1, dq2]``.
+        goal : ndarray, shape (goal_size,)
+        time : float
+            Time into the episode [s].
+
+        Returns
+        -------
+        list of render items
+            :class:`Target`, :class:`Polyline`, :class:`Dots`, :class:`Wedge`,
+            :class:`UprightLine` (default: nothing).
+        """
+        return []
+
+
+@functools.cache
+def _options_type(cls: type[Task]) -> Any:
+    """The options named tuple of task class ``cls`` (see :meth:`Task.options_type`)."""
+    kinds = {"float": float, "int": int, "bool": bool, float: float, int: int, bool: bool}
+    fields = [
+        (f.name, kinds[f.type])
+        for f in dataclasses.fields(cls)
+        if f.type in kinds and f.name not in cls.episode_option_names
+    ]
+    options = typing.NamedTuple(f"{cls.__name__}Options", fields)  # type: ignore[misc]
+    options.__module__ = cls.__module__
+    options.__qualname__ = f"{cls.__qualname__}.Options"
+    return options
+
+
+# -- what a task asks the renderer to draw (Task.render_items) ------------------
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """A positional goal: a disc of ``radius`` [m] at ``point`` [m], ringed and marked.
+
+    Drawn in the success colour while ``success``; at least ``min_pixels`` wide.
+    """
+
+    point: tuple[float, float]
+    radius: float
+    success: bool
+    min_pixels: int = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class Polyline:
+    """A path: points ``(k, 2)`` [m] joined by a thin line, under the arm."""
+
+    points: Array
+
+
+@dataclasses.dataclass(frozen=True)
+class Dots:
+    """Small discs of ``radius`` [m] (at least ``min_pixels``) at points ``(k, 2)`` [m], in order."""
+
+    points: Array
+    radius: float
+    min_pixels: int = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class Wedge:
+    """The sector of ``±half_angle`` [rad] about the upward vertical at ``apex`` [m].
+
+    ``kind`` ``"zone"`` (the allowed tilts) or ``"band"`` (the success band)
+    picks the colour; ``radius`` [m].
+    """
+
+    apex: tuple[float, float]
+    radius: float
+    half_angle: float
+    kind: str
+
+
+@dataclasses.dataclass(frozen=True)
+class UprightLine:
+    """The dashed upright reference from the base, ``length`` [m] long, over the arm."""
+
+    length: float
+
+
+RenderItem = Target | Polyline | Dots | Wedge | UprightLine

@@ -5,103 +5,92 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
 from twolink_gym._jit import kernel
-from twolink_gym.dynamics import L1, L2
+from twolink_gym.kernel import from_vector
 from twolink_gym.params import ArmParams
-from twolink_gym.tasks.base import Array, Task, perturbed_state, task_kernel
-
-__all__ = ["ReachTask", "reach_kernel", "reach_reward"]
-
-# the options vector (ReachTask.option_names, in this order)
-_TOLERANCE, _SUCCESS_SPEED, _NEAR_WEIGHT, _NEAR_SIGMA, _CTRL_WEIGHT, _SPEED_WEIGHT, _SPARSE = range(
-    7
+from twolink_gym.tasks.base import (
+    Array,
+    Outcome,
+    RenderItem,
+    Target,
+    Task,
+    perturbed_state,
+    task_kernel,
 )
-# the reward's terms (ReachTask.term_names, in this order)
-_DIST, _NEAR, _CTRL, _SPEED = range(4)
+from twolink_gym.tasks.rewards import gaussian, tolerance
+
+__all__ = ["ReachTask", "ReachTerms", "reach_kernel", "reach_reward"]
 
 
-@kernel()
+class ReachTerms(NamedTuple):
+    """The reach reward's terms (see :class:`ReachTask`)."""
+
+    reward_dist: float
+    reward_near: float
+    reward_ctrl: float
+    reward_speed: float
+
+
+@kernel(inline=True)
 def reach_reward(
-    options: Array, dist: float, reward_ctrl: float, reward_speed: float, terms: Array
-) -> float:
-    """The reach reward at tip-to-target distance ``dist`` [m], given the goal-free terms.
+    options: Any, dist: float, reward_ctrl: float, reward_speed: float
+) -> tuple[float, ReachTerms]:
+    """The reach reward and its terms at tip-to-target distance ``dist`` [m], given the goal-free terms.
 
-    Writes the four terms (``reward_dist``, ``reward_near``, ``reward_ctrl``,
-    ``reward_speed``; all but the first are 0 for the sparse reward) into
-    ``terms`` and returns their sum. The step's task kernel and goal relabelling
-    (:meth:`ReachTask.reward_at_distance`, for HER) both call it, so a relabelled
-    reward equals the env's to the last bit.
+    Returns the reward and :class:`ReachTerms` (all but ``reward_dist`` are 0
+    for the sparse reward). The step's task kernel and goal relabelling
+    (:meth:`ReachTask.reward_at_distance`, for HER) both call it, so a
+    relabelled reward equals the env's to the last bit.
     """
-    if options[_SPARSE] != 0.0:
-        terms[_DIST] = 1.0 if dist <= options[_TOLERANCE] else 0.0
-        terms[_NEAR] = 0.0
-        terms[_CTRL] = 0.0
-        terms[_SPEED] = 0.0
-        return terms[_DIST]
-    sigma = options[_NEAR_SIGMA]
-    near = options[_NEAR_WEIGHT] * np.exp(-(dist * dist) / (2.0 * (sigma * sigma)))
-    terms[_DIST] = -dist
-    terms[_NEAR] = near
-    terms[_CTRL] = reward_ctrl
-    terms[_SPEED] = reward_speed
-    return -dist + near + reward_ctrl + reward_speed
+    if options.sparse:
+        hit = tolerance(dist, 0.0, options.tolerance)
+        return hit, ReachTerms(reward_dist=hit, reward_near=0.0, reward_ctrl=0.0, reward_speed=0.0)
+    near = options.near_weight * gaussian(dist * dist, options.near_sigma)
+    terms = ReachTerms(
+        reward_dist=-dist, reward_near=near, reward_ctrl=reward_ctrl, reward_speed=reward_speed
+    )
+    return -dist + near + reward_ctrl + reward_speed, terms
 
 
 @task_kernel
 def reach_kernel(
-    arm: Array,
-    options: Array,
-    t: float,
-    q1: float,
-    q2: float,
-    dq1: float,
-    dq2: float,
-    c1: float,
-    s1: float,
-    c12: float,
-    s12: float,
-    a1: float,
-    a2: float,
-    goal: Array,
-    terms: Array,
-    extras: Array,
-) -> tuple[float, bool, bool, float]:
+    arm: Any, options: Any, x: Any, goal: Array, memory: Any, extras: Array
+) -> tuple[Outcome, ReachTerms, Any]:
     """The reach task's step: reward, success, tip-to-target distance, extras (a task kernel)."""
-    l1c1, l1s1 = arm[L1] * c1, arm[L1] * s1
-    l2c12, l2s12 = arm[L2] * c12, arm[L2] * s12
+    l1c1, l1s1 = arm.l1 * x.c1, arm.l1 * x.s1
+    l2c12, l2s12 = arm.l2 * x.c12, arm.l2 * x.s12
     to_x = goal[0] - (l1c1 + l2c12)
     to_y = goal[1] - (l1s1 + l2s12)
-    dist = np.sqrt(to_x * to_x + to_y * to_y)
+    dist = math.sqrt(to_x * to_x + to_y * to_y)
     extras[0] = goal[0]
     extras[1] = goal[1]
     extras[2] = to_x
     extras[3] = to_y
     # tip velocity J(q) dq, with the terms of kinematics.jacobian
-    vx = (-l1s1 - l2s12) * dq1 + (-l2s12) * dq2
-    vy = (l1c1 + l2c12) * dq1 + l2c12 * dq2
-    speed = np.sqrt(vx * vx + vy * vy)
-    reward = reach_reward(
+    vx = (-l1s1 - l2s12) * x.dq1 + (-l2s12) * x.dq2
+    vy = (l1c1 + l2c12) * x.dq1 + l2c12 * x.dq2
+    speed = math.sqrt(vx * vx + vy * vy)
+    reward, terms = reach_reward(
         options,
         dist,
-        -options[_CTRL_WEIGHT] * (a1 * a1 + a2 * a2),
-        -options[_SPEED_WEIGHT] * speed * speed,
-        terms,
+        -options.ctrl_weight * (x.a1 * x.a1 + x.a2 * x.a2),
+        -options.speed_weight * speed * speed,
     )
-    success = dist <= options[_TOLERANCE] and speed <= options[_SUCCESS_SPEED]
-    return reward, False, success, dist
+    success = dist <= options.tolerance and speed <= options.success_speed
+    return Outcome(reward, False, success, dist), terms, memory
 
 
 @kernel()
 def _reward_at_distance_loop(
-    options: Array, dist: Array, reward_ctrl: Array, reward_speed: Array, out: Array
+    options_vector: Array, dist: Array, reward_ctrl: Array, reward_speed: Array, out: Array
 ) -> None:
-    terms = np.empty(4)
+    options = from_vector(_OPTIONS, options_vector)
     for i in range(dist.shape[0]):
-        out[i] = reach_reward(options, dist[i], reward_ctrl[i], reward_speed[i], terms)
+        out[i] = reach_reward(options, dist[i], reward_ctrl[i], reward_speed[i])[0]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -161,21 +150,7 @@ class ReachTask(Task):
     goal_size: ClassVar[int] = 2
     goal_option: ClassVar[str | None] = "target"
     extras_size: ClassVar[int] = 4
-    term_names: ClassVar[tuple[str, ...]] = (
-        "reward_dist",
-        "reward_near",
-        "reward_ctrl",
-        "reward_speed",
-    )
-    option_names: ClassVar[tuple[str, ...]] = (
-        "tolerance",
-        "success_speed",
-        "near_weight",
-        "near_sigma",
-        "ctrl_weight",
-        "speed_weight",
-        "sparse",
-    )
+    Terms: ClassVar[type] = ReachTerms
     episode_option_names: ClassVar[tuple[str, ...]] = (
         *Task.episode_option_names,
         "min_target_radius_frac",
@@ -263,7 +238,17 @@ class ReachTask(Task):
         """
         if self.sparse:
             return ("reward_dist",)
-        return self.term_names if self.speed_weight else self.term_names[:3]
+        if self.speed_weight:
+            return self.term_names
+        return tuple(name for name in self.term_names if name != "reward_speed")
+
+    def render_items(
+        self, params: ArmParams, state: Array, goal: Array, time: float
+    ) -> list[RenderItem]:
+        """The target disc of radius ``tolerance``, green while the task reports success."""
+        success = self.evaluate(params, state[None, :], goal[None, :], time=time).success[0]
+        point = (float(goal[0]), float(goal[1]))
+        return [Target(point, self.tolerance, bool(success))]
 
     def goal_free_term_names(self) -> tuple[str, ...]:
         """The reported terms that do not depend on the target (what HER must keep)."""
@@ -302,3 +287,7 @@ class ReachTask(Task):
             self.kernel_options(), flat, term("reward_ctrl"), term("reward_speed"), out
         )
         return out.reshape(d.shape) if d.ndim else float(out[0])
+
+
+# the options named tuple the relabelling loop reads (a compile-time constant there)
+_OPTIONS = ReachTask.options_type()

@@ -6,19 +6,29 @@ import dataclasses
 import math
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
 from twolink_gym.params import ArmParams
-from twolink_gym.tasks.balance import upright_terms
-from twolink_gym.tasks.base import DEFAULT_MAX_TORQUE, Array, Task, perturbed_state, task_kernel
+from twolink_gym.tasks.balance import upright_items, upright_terms
+from twolink_gym.tasks.base import (
+    DEFAULT_MAX_TORQUE,
+    Array,
+    Outcome,
+    RenderItem,
+    Task,
+    perturbed_state,
+    task_kernel,
+)
+from twolink_gym.tasks.rewards import control_factor
 
 __all__ = [
     "HANGING",
     "SWINGUP_MAX_TORQUE",
     "SWINGUP_UNDERACTUATED_MAX_TORQUE",
     "SwingupTask",
+    "SwingupTerms",
     "swingup_kernel",
 ]
 
@@ -31,62 +41,45 @@ SWINGUP_MAX_TORQUE = (8.0, 4.0)
 #: uses one (see :class:`SwingupTask`).
 SWINGUP_UNDERACTUATED_MAX_TORQUE = DEFAULT_MAX_TORQUE
 
-# the options vector (SwingupTask.option_names, in this order)
-(
-    _SUCCESS_ANGLE,
-    _SUCCESS_SPEED,
-    _UPRIGHT_SIGMA,
-    _STILL_SIGMA,
-    _HEIGHT_WEIGHT,
-    _CTRL_WEIGHT,
-    _SPEED_WEIGHT,
-) = range(7)
+
+class SwingupTerms(NamedTuple):
+    """The swing-up reward's factors (see :class:`SwingupTask`)."""
+
+    reward_height: float
+    reward_upright: float
+    reward_still: float
+    reward_ctrl: float
 
 
 @task_kernel
 def swingup_kernel(
-    arm: Array,
-    options: Array,
-    t: float,
-    q1: float,
-    q2: float,
-    dq1: float,
-    dq2: float,
-    c1: float,
-    s1: float,
-    c12: float,
-    s12: float,
-    a1: float,
-    a2: float,
-    goal: Array,
-    terms: Array,
-    extras: Array,
-) -> tuple[float, bool, bool, float]:
+    arm: Any, options: Any, x: Any, goal: Array, memory: Any, extras: Array
+) -> tuple[Outcome, SwingupTerms, Any]:
     """The swing-up task's step: the bounded reward, its factors and success (a task kernel).
 
     Never terminates: a swing-up passes through every pose.
     """
     upright, still, dist, success = upright_terms(
-        q1,
-        q2,
-        dq1,
-        dq2,
-        options[_UPRIGHT_SIGMA],
-        options[_STILL_SIGMA],
-        options[_SPEED_WEIGHT],
-        options[_SUCCESS_ANGLE],
-        options[_SUCCESS_SPEED],
+        x.q1,
+        x.q2,
+        x.dq1,
+        x.dq2,
+        options.upright_sigma,
+        options.still_sigma,
+        options.speed_weight,
+        options.success_angle,
+        options.success_speed,
     )
     # cos(tilt) = sin(absolute angle); (1 + sin)/2 is 1 upright, 1/2 level, 0 hanging;
     # the geometric mean of the two links' heights (quadratic, not quartic, near hanging)
-    height = 0.5 * math.sqrt((1.0 + s1) * (1.0 + s12))
-    ctrl = 1.0 - 0.5 * options[_CTRL_WEIGHT] * (a1 * a1 + a2 * a2)
-    w = options[_HEIGHT_WEIGHT]
-    terms[0] = height
-    terms[1] = upright
-    terms[2] = still
-    terms[3] = ctrl
-    return ctrl * (w * height + (1.0 - w) * upright * still), False, success, dist
+    height = 0.5 * math.sqrt((1.0 + x.s1) * (1.0 + x.s12))
+    ctrl = control_factor(x.a1, x.a2, options.ctrl_weight)
+    w = options.height_weight
+    terms = SwingupTerms(
+        reward_height=height, reward_upright=upright, reward_still=still, reward_ctrl=ctrl
+    )
+    reward = ctrl * (w * height + (1.0 - w) * upright * still)
+    return Outcome(reward, False, success, dist), terms, memory
 
 
 @dataclasses.dataclass(frozen=True)
@@ -173,21 +166,7 @@ class SwingupTask(Task):
     )
     goal_size: ClassVar[int] = 0
     extras_size: ClassVar[int] = 0
-    term_names: ClassVar[tuple[str, ...]] = (
-        "reward_height",
-        "reward_upright",
-        "reward_still",
-        "reward_ctrl",
-    )
-    option_names: ClassVar[tuple[str, ...]] = (
-        "success_angle",
-        "success_speed",
-        "upright_sigma",
-        "still_sigma",
-        "height_weight",
-        "ctrl_weight",
-        "speed_weight",
-    )
+    Terms: ClassVar[type] = SwingupTerms
     episode_option_names: ClassVar[tuple[str, ...]] = (
         *Task.episode_option_names,
         "explore_fraction",
@@ -233,3 +212,9 @@ class SwingupTask(Task):
     def extras_bounds(self, params: ArmParams) -> tuple[Array, Array]:
         """Empty."""
         return np.zeros(0), np.zeros(0)
+
+    def render_items(
+        self, params: ArmParams, state: Array, goal: Array, time: float
+    ) -> list[RenderItem]:
+        """The success band and the upright line (swing-up has no fall to mark)."""
+        return upright_items(params, state, self.success_angle)

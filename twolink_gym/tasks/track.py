@@ -6,18 +6,16 @@ the single env, the vector env and :meth:`Task.evaluate`, for any path
 (:mod:`twolink_gym.paths`: circles, Lissajous curves and figure-eights,
 looping paths, or sampled points).
 
-Goal vector (``goal_size = HEADER_SIZE + ROW_SIZE · rows``)::
+Goal vector (``goal_size = HEADER_SIZE + ROW_SIZE · rows``), read only::
 
     [0]  table spacing h [s]                 (TABLE_DT)
     [1]  number of rows
-    [2]  sum of squared tracking errors [m²]  running statistics of the episode,
-    [3]  number of samples                    restarted by the kernel at t = 0 and
-    [4]  largest tracking error [m]           updated at every step
-    [5:] rows (x, y, vx, vy, ax, ay) of the reference at t = 0, h, 2h, ... [m, m/s, m/s²]
+    [2:] rows (x, y, vx, vy, ax, ay) of the reference at t = 0, h, 2h, ... [m, m/s, m/s²]
 
 Between rows the reference is interpolated linearly (exact at the rows, so at
 every control step when ``dt`` is a multiple of ``h``); after the last row it
-stays at the last row.
+stays at the last row. The episode's running error statistics live in the
+task's per-episode memory (:class:`TrackMemory`), not in the goal.
 """
 
 from __future__ import annotations
@@ -26,7 +24,7 @@ import dataclasses
 import math
 import numbers
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -42,7 +40,19 @@ from twolink_gym.paths import (
     make_path,
     sample_path,
 )
-from twolink_gym.tasks.base import DEFAULT_MAX_TORQUE, Array, Task, perturbed_state, task_kernel
+from twolink_gym.tasks.base import (
+    DEFAULT_MAX_TORQUE,
+    Array,
+    Dots,
+    Outcome,
+    Polyline,
+    RenderItem,
+    Target,
+    Task,
+    perturbed_state,
+    task_kernel,
+)
+from twolink_gym.tasks.rewards import control_factor, gaussian
 
 __all__ = [
     "HEADER_SIZE",
@@ -50,7 +60,9 @@ __all__ = [
     "MAX_REFERENCE_SPEED",
     "ROW_SIZE",
     "TABLE_DT",
+    "TrackMemory",
     "TrackTask",
+    "TrackTerms",
     "reference_at",
     "reference_position",
     "track_kernel",
@@ -59,7 +71,7 @@ __all__ = [
 #: Spacing of the reference table [s] (a divisor of the default control period).
 TABLE_DT = 0.01
 #: Entries before the table in the goal vector (see the module notes).
-HEADER_SIZE = 5
+HEADER_SIZE = 2
 #: Entries per table row: position, velocity, acceleration (x, y each).
 ROW_SIZE = 6
 #: Largest reference speed [m/s] and acceleration [m/s²] a path may have (the
@@ -67,11 +79,27 @@ ROW_SIZE = 6
 MAX_REFERENCE_SPEED = 5.0
 MAX_REFERENCE_ACCELERATION = 50.0
 
-_H, _ROWS, _SUM_SQ, _COUNT, _MAX_ERR = range(HEADER_SIZE)
-# the options vector (TrackTask.option_names, in this order)
-_TOLERANCE, _SIGMA, _COARSE_SIGMA, _COARSE_WEIGHT, _CTRL_WEIGHT, _PREVIEW, _PREVIEW_DT = range(7)
-# the terms (TrackTask.term_names, in this order)
-_NEAR, _COARSE, _CTRL, _RMS, _MAX = range(5)
+# entries of the goal's header
+_H = 0
+_ROWS = 1
+
+
+class TrackTerms(NamedTuple):
+    """The track reward's factors and the episode's error statistics [m] (see :class:`TrackTask`)."""
+
+    reward_near: float
+    reward_coarse: float
+    reward_ctrl: float
+    rms_error: float
+    max_error: float
+
+
+class TrackMemory(NamedTuple):
+    """The running statistics of an episode's tracking error (zero at its start)."""
+
+    sum_sq: float  # sum of squared tracking errors [m²]
+    samples: float  # number of samples
+    max_error: float  # largest tracking error [m]
 
 
 @kernel(inline=True)
@@ -124,61 +152,44 @@ def reference_position(goal: Array, t: float) -> tuple[float, float]:
 
 @task_kernel
 def track_kernel(
-    arm: Array,
-    options: Array,
-    t: float,
-    q1: float,
-    q2: float,
-    dq1: float,
-    dq2: float,
-    c1: float,
-    s1: float,
-    c12: float,
-    s12: float,
-    a1: float,
-    a2: float,
-    goal: Array,
-    terms: Array,
-    extras: Array,
-) -> tuple[float, bool, bool, float]:
+    arm: Any, options: Any, x: Any, goal: Array, memory: TrackMemory, extras: Array
+) -> tuple[Outcome, TrackTerms, TrackMemory]:
     """The track task's step: reference, tracking error, reward, RMS success (a task kernel).
 
-    Updates the goal's running statistics (restarted at ``t = 0``).
+    Adds the step's error to the episode's running statistics (``memory``).
     """
+    t = x.t
     reference_at(goal, t, extras)
-    tip_x, tip_y = tip_from_trig(arm, c1, s1, c12, s12)
+    tip_x, tip_y = tip_from_trig(arm, x.c1, x.s1, x.c12, x.s12)
     ex = extras[0] - tip_x
     ey = extras[1] - tip_y
     extras[6] = ex
     extras[7] = ey
-    for k in range(int(options[_PREVIEW])):
-        px, py = reference_position(goal, t + (k + 1) * options[_PREVIEW_DT])
+    for k in range(options.preview):
+        px, py = reference_position(goal, t + (k + 1) * options.preview_dt)
         extras[8 + 2 * k] = px - tip_x
         extras[9 + 2 * k] = py - tip_y
     e2 = ex * ex + ey * ey
     err = math.sqrt(e2)
-    if t <= 0.0:
-        goal[_SUM_SQ] = e2
-        goal[_COUNT] = 1.0
-        goal[_MAX_ERR] = err
-    else:
-        goal[_SUM_SQ] += e2
-        goal[_COUNT] += 1.0
-        goal[_MAX_ERR] = max(goal[_MAX_ERR], err)
-    rms = math.sqrt(goal[_SUM_SQ] / goal[_COUNT])
-    sigma = options[_SIGMA]
-    coarse_sigma = options[_COARSE_SIGMA]
-    near = math.exp(-e2 / (2.0 * sigma * sigma))
-    coarse = math.exp(-e2 / (2.0 * coarse_sigma * coarse_sigma))
-    ctrl = 1.0 - 0.5 * options[_CTRL_WEIGHT] * (a1 * a1 + a2 * a2)
-    w = options[_COARSE_WEIGHT]
-    terms[_NEAR] = near
-    terms[_COARSE] = coarse
-    terms[_CTRL] = ctrl
-    terms[_RMS] = rms
-    terms[_MAX] = goal[_MAX_ERR]
+    memory = TrackMemory(
+        sum_sq=memory.sum_sq + e2,
+        samples=memory.samples + 1.0,
+        max_error=max(memory.max_error, err),
+    )
+    rms = math.sqrt(memory.sum_sq / memory.samples)
+    near = gaussian(e2, options.sigma)
+    coarse = gaussian(e2, options.coarse_sigma)
+    ctrl = control_factor(x.a1, x.a2, options.ctrl_weight)
+    w = options.coarse_weight
+    terms = TrackTerms(
+        reward_near=near,
+        reward_coarse=coarse,
+        reward_ctrl=ctrl,
+        rms_error=rms,
+        max_error=memory.max_error,
+    )
     reward = ctrl * (w * coarse + (1.0 - w) * near)
-    return reward, False, rms <= options[_TOLERANCE], err
+    return Outcome(reward, False, rms <= options.tolerance, err), terms, memory
 
 
 @dataclasses.dataclass(frozen=True)
@@ -254,22 +265,8 @@ class TrackTask(Task):
     goal_size: ClassVar[int] = 0  # set per instance in __post_init__ (depends on the options)
     extras_size: ClassVar[int] = 0  # set per instance in __post_init__
     goal_option: ClassVar[str | None] = "path"
-    term_names: ClassVar[tuple[str, ...]] = (
-        "reward_near",
-        "reward_coarse",
-        "reward_ctrl",
-        "rms_error",
-        "max_error",
-    )
-    option_names: ClassVar[tuple[str, ...]] = (
-        "tolerance",
-        "sigma",
-        "coarse_sigma",
-        "coarse_weight",
-        "ctrl_weight",
-        "preview",
-        "preview_dt",
-    )
+    Terms: ClassVar[type] = TrackTerms
+    Memory: ClassVar[type] = TrackMemory
     episode_option_names: ClassVar[tuple[str, ...]] = (
         *Task.episode_option_names,
         "families",
@@ -407,7 +404,7 @@ class TrackTask(Task):
         if goal is None:
             goal = self.sample_goal(rng, params)
         else:
-            goal = np.array(goal, dtype=np.float64)
+            goal = np.asarray(goal, dtype=np.float64)
         row = self.reference_rows(goal)[:1]
         down = np.array([rng.uniform() >= 0.5])  # elbow down with odds 1/2
         q, dq, _ = joint_states_on_branch(params, row[:, 0:2], row[:, 2:4], row[:, 4:6], down)
@@ -497,6 +494,33 @@ class TrackTask(Task):
         for k in range(1, self.preview + 1):
             names += [f"preview{k}_x", f"preview{k}_y"]
         return tuple(names)
+
+    # -- drawing ---------------------------------------------------------
+    def render_items(
+        self, params: ArmParams, state: Array, goal: Array, time: float
+    ) -> list[RenderItem]:
+        """The path over the episode, the preview and the current reference ``r(time)``.
+
+        The path: the table's positions up to ``seconds``; the preview:
+        ``preview`` dots of radius ``tolerance / 2`` at ``r(time + k · preview_dt)``,
+        the farthest first; the reference: a disc of radius ``tolerance``, green
+        while the tip is within it (the step's error, not the episode's RMS).
+        """
+        rows = self.reference_rows(goal)
+        count = min(len(rows), math.floor(self.seconds / float(goal[_H]) + 1e-9) + 1)
+        preview = np.array(
+            [
+                reference_position(goal, time + k * self.preview_dt)
+                for k in range(self.preview, 0, -1)
+            ]
+        )
+        success = self.evaluate(params, state[None, :], goal[None, :], time=time).success[0]
+        point = reference_position(goal, time)
+        return [
+            Polyline(rows[:count, :2]),
+            Dots(preview, 0.5 * self.tolerance, min_pixels=2),
+            Target((float(point[0]), float(point[1])), self.tolerance, bool(success), 3),
+        ]
 
     def options(self) -> dict[str, Any]:
         """The task's options as a JSON-friendly dict (``families`` as a list)."""
