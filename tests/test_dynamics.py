@@ -35,7 +35,8 @@ class Reference:
     def __init__(self):
         t = sp.Symbol("t", real=True)
         par = sp.symbols(" ".join(FIELDS), real=True)
-        m1, m2, l1, _l2, lc1, lc2, i1, i2, g, f1, f2 = par  # l2 does not enter M, C, G
+        # l2 does not enter M, C, G; ir, gr: rotor inertia and gear ratio; c1, c2: Coulomb
+        m1, m2, l1, _l2, lc1, lc2, i1, i2, g, f1, f2, ir, gr, cf1, cf2 = par
         q1t, q2t = sp.Function("q1")(t), sp.Function("q2")(t)
 
         # Centres of mass from the geometry: link 1 from the origin at angle q1,
@@ -50,6 +51,11 @@ class Reference:
         v1, v2 = c1.diff(t), c2.diff(t)
         w1, w2 = q1t.diff(t), q1t.diff(t) + q2t.diff(t)
         kin = m1 * v1.dot(v1) / 2 + m2 * v2.dot(v2) / 2 + i1 * w1**2 / 2 + i2 * w2**2 / 2
+        # The motors' rotors (RealAIGym's model): motor 1 on the base turns at gr q1';
+        # motor 2 rides on link 1 and turns at gr q2' against it (its angle in space
+        # q1 - gr q2); each has inertia ir about its axis.
+        r1, r2 = gr * q1t.diff(t), q1t.diff(t) - gr * q2t.diff(t)
+        kin = kin + ir * r1**2 / 2 + ir * r2**2 / 2
         pot = m1 * g * c1[1] + m2 * g * c2[1]
         lag = kin - pot
 
@@ -59,11 +65,14 @@ class Reference:
         second = {qt.diff(t, 2): a for qt, a in zip((q1t, q2t), ddq, strict=True)}
         first = {qt.diff(t): v for qt, v in zip((q1t, q2t), dq, strict=True)}
         angles = {qt: s for qt, s in zip((q1t, q2t), q, strict=True)}
-        friction = (f1, f2)
+        # viscous and RealAIGym's smooth Coulomb friction, a generalised force
+        friction = [
+            f * v + cf * sp.atan(100 * v) for f, cf, v in zip((f1, f2), (cf1, cf2), dq, strict=True)
+        ]
         tau = []
         for i, qt in enumerate((q1t, q2t)):
             el = sp.diff(sp.diff(lag, qt.diff(t)), t) - sp.diff(lag, qt)
-            tau.append(el + friction[i] * qt.diff(t))
+            tau.append(el + friction[i])
 
         def plain(expr):
             # highest derivatives first, then velocities, then the angles
@@ -77,9 +86,7 @@ class Reference:
         grav = [sp.diff(pot, s) for s in q]
         # Everything in tau that is not M ddq, G or F dq: the velocity products.
         cor = [
-            sp.expand(
-                tau[i] - sum(mass[i, j] * ddq[j] for j in range(2)) - grav[i] - friction[i] * dq[i]
-            )
+            sp.expand(tau[i] - sum(mass[i, j] * ddq[j] for j in range(2)) - grav[i] - friction[i])
             for i in range(2)
         ]
         # Christoffel-form Coriolis matrix built from M
@@ -93,7 +100,15 @@ class Reference:
                 for k in range(2)
             ),
         )
-        self.symbolic = {"tau": tau, "mass": mass, "grav": grav, "cor": cor, "kin": kin, "pot": pot}
+        self.symbolic = {
+            "tau": tau,
+            "mass": mass,
+            "grav": grav,
+            "cor": cor,
+            "kin": kin,
+            "pot": pot,
+            "friction": friction,
+        }
         self.symbols = {"q": q, "dq": dq, "ddq": ddq, "params": par}
 
         args = (*q, *dq, *ddq, *par)
@@ -109,6 +124,7 @@ class Reference:
         self._kin = lamb([kin])
         self._pot = lamb([pot])
         self._gjac = lamb(list(sp.hessian(pot, q)))
+        self._fric = lamb(friction)
 
     @staticmethod
     def _call(funcs, p, q, dq, ddq, inner_shape):
@@ -143,6 +159,9 @@ class Reference:
     def potential(self, p, q):
         return self._call(self._pot, p, q, None, None, ())
 
+    def friction(self, p, dq):
+        return self._call(self._fric, p, np.zeros_like(np.asarray(dq, float)), dq, None, (2,))
+
     def gravity_jacobian(self, p, q):
         return self._call(self._gjac, p, q, None, None, (2, 2))
 
@@ -169,7 +188,10 @@ def random_params(rng, gravity_min=0.0):
     i1, i2 = rng.uniform(0.0, 1.0, 2)
     gravity = rng.uniform(gravity_min, 20.0)
     fr1, fr2 = rng.uniform(0.0, 2.0, 2)
-    return ArmParams(m1, m2, l1, l2, lc1, lc2, i1, i2, gravity, fr1, fr2)
+    # motors and Coulomb friction; each is absent (exactly 0) a quarter of the time
+    rotor, cf1, cf2 = rng.uniform(0.0, [0.01, 1.0, 1.0]) * (rng.random(3) > 0.25)
+    gear = rng.uniform(0.5, 10.0)
+    return ArmParams(m1, m2, l1, l2, lc1, lc2, i1, i2, gravity, fr1, fr2, rotor, gear, cf1, cf2)
 
 
 def random_states(rng, n):
@@ -226,10 +248,12 @@ def test_reference_derivation_is_well_formed(ref):
     sym = ref.symbolic
     ddq = set(ref.symbols["ddq"])
     par = ref.symbols["params"]
-    gravity, f1, f2 = par[8], par[9], par[10]
+    gravity, f1, f2, cf1, cf2 = par[8], par[9], par[10], par[13], par[14]
     for expr in sym["cor"]:
         # velocity products only: no acceleration, gravity or friction left over
-        assert not (expr.free_symbols & (ddq | {gravity, f1, f2}))
+        assert not (expr.free_symbols & (ddq | {gravity, f1, f2, cf1, cf2}))
+        # and the rotors (constant inertias) add none
+        assert not (expr.free_symbols & {par[11], par[12]})
         dq = ref.symbols["dq"]
         assert sp.simplify(expr.subs({dq[0]: 0, dq[1]: 0})) == 0
     m = sym["mass"]
@@ -292,8 +316,8 @@ def test_pieces_match_derivation(ref):
         assert_close_scaled(dyn.potential_energy(p, q), ref.potential(p, q), g_scale, 1e-12)
         kin, pot = dyn.energy(p, q, dq)
         assert_close_scaled(kin + pot, dyn.total_energy(p, np.concatenate([q, dq], -1)), 1, 1e-12)
-        want_f = dq * np.array([p.friction1, p.friction2])
-        np.testing.assert_allclose(dyn.friction_torque(p, dq), want_f, rtol=1e-15)
+        want_f = ref.friction(p, dq)
+        np.testing.assert_allclose(dyn.friction_torque(p, dq), want_f, rtol=1e-14, atol=1e-15)
 
 
 def test_default_numbers_from_spec():
@@ -377,9 +401,11 @@ def _energy_rate(p, x, tau):
 
 
 def _power(p, x, tau):
+    # dE/dt = dq . (tau - b dq - cf atan(100 dq)), written out from the friction law
     dq = x[..., 2:]
     fric = np.array([p.friction1, p.friction2])
-    return np.sum(dq * (tau - fric * dq), axis=-1)
+    coulomb = np.array([p.coulomb1, p.coulomb2])
+    return np.sum(dq * (tau - fric * dq - coulomb * np.arctan(100.0 * dq)), axis=-1)
 
 
 def test_power_balance_random_states_and_params():
@@ -414,6 +440,104 @@ def test_energy_conserved_without_torque_and_friction():
     x = np.concatenate([q, dq], -1)
     rate, _ = _energy_rate(p, x, np.zeros(2))
     np.testing.assert_allclose(rate, 0.0, atol=1e-10)
+
+
+def _dissipation(p, dq):
+    """Friction power -dq . F(dq) [W], written out from the friction law."""
+    b = np.array([p.friction1, p.friction2])
+    cf = np.array([p.coulomb1, p.coulomb2])
+    return -np.sum(b * dq**2 + cf * np.arctan(100.0 * dq) * dq, axis=-1)
+
+
+# RealAIGym's identified C.1 / model 1.0 arm (model_parameters.yml, joint-axis
+# inertias converted to centre-of-mass ones): rotors, damping and Coulomb friction
+MODEL_1_0 = ArmParams(
+    m1=0.5234602302310271,
+    m2=0.6255677234174437,
+    l1=0.2,
+    l2=0.3,
+    lc1=0.2,
+    lc2=0.25569305436052964,
+    I1=0.031887199591513114 - 0.5234602302310271 * 0.2**2,
+    I2=0.05086984812807257 - 0.6255677234174437 * 0.25569305436052964**2,
+    gravity=9.81,
+    friction1=0.001,
+    friction2=0.001,
+    rotor_inertia=6.287203962819607e-05,
+    gear_ratio=6.0,
+    coulomb1=0.16,
+    coulomb2=0.12,
+)
+
+
+@pytest.mark.parametrize(
+    "p",
+    [MODEL_1_0, MODEL_1_0.replace(friction1=0.3, coulomb2=0.0)],
+    ids=["realaigym_1.0", "more_damping"],
+)
+def test_energy_balance_with_friction_along_a_trajectory(p):
+    # integrate x and the dissipated work W together (RK4, 0.1 ms) over 2 s of a free
+    # swing: E(t) - W(t) must stay E(0), with W' = -b dq² - cf atan(100 dq) dq
+    def f(z):
+        x = z[:4]
+        return np.concatenate([dyn.state_derivative(p, x, np.zeros(2)), [_dissipation(p, x[2:])]])
+
+    z = np.array([0.3, -0.5, 0.0, 0.0, 0.0])
+    e0 = dyn.total_energy(p, z[:4])
+    h = 1e-4
+    for _ in range(20000):
+        k1 = f(z)
+        k2 = f(z + h / 2 * k1)
+        k3 = f(z + h / 2 * k2)
+        k4 = f(z + h * k3)
+        z = z + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    e1 = dyn.total_energy(p, z[:4])
+    scale = abs(e0) + np.max(dyn.potential_energy(p, [[np.pi / 2, 0.0], [-np.pi / 2, 0.0]]))
+    assert e1 - e0 < -0.05 * scale  # friction took a good share of the energy ...
+    assert abs(e1 - z[4] - e0) < 1e-9 * scale  # ... and exactly the work it did
+
+
+def test_motor_and_coulomb_defaults_add_exact_zeros():
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        p = random_params(rng).replace(rotor_inertia=0.0, coulomb1=0.0, coulomb2=0.0)
+        old = ArmParams(**{**p.to_dict(), "gear_ratio": 1.0})
+        vec = dyn.arm_vector(p)
+        assert vec[dyn.ARM_VECTOR_FIELDS.index("e")] == vec[dyn.ARM_VECTOR_FIELDS.index("d")]
+        np.testing.assert_array_equal(vec, dyn.arm_vector(old))  # gr is inert without a rotor
+        q, dq = random_states(rng, 6)
+        tau = rng.uniform(-10, 10, (6, 2))
+        np.testing.assert_array_equal(
+            dyn.forward_dynamics(p, q, dq, tau), dyn.forward_dynamics(old, q, dq, tau)
+        )
+
+
+def test_linearize_sees_rotor_inertia_and_coulomb_friction(ref):
+    # at rest the velocity block of A is -M⁻¹ diag(b + 100 cf) (d atan(100 v)/dv = 100 at 0),
+    # M with the rotors' terms, from the sympy derivation
+    p = MODEL_1_0
+    x0 = np.array([np.pi / 2, 0.0, 0.0, 0.0])
+    a, b = dyn.linearize(p, x0)
+    m = ref.mass(p, x0[:2])
+    damping = np.diag([p.friction1 + 100 * p.coulomb1, p.friction2 + 100 * p.coulomb2])
+    np.testing.assert_allclose(a[2:, 2:], -np.linalg.solve(m, damping), rtol=1e-12)
+    np.testing.assert_allclose(b[2:], np.linalg.inv(m), rtol=1e-12)
+
+
+def test_nonphysical_arm_runs_the_same_equations(ref):
+    from twolink_gym.params import NonphysicalArmParams
+
+    # negative damping feeds energy in: the power balance holds with its sign
+    p = NonphysicalArmParams(**{**MODEL_1_0.to_dict(), "friction1": -0.1, "coulomb2": -0.2})
+    rng = np.random.default_rng(8)
+    q, dq = random_states(rng, 10)
+    x = np.concatenate([q, dq], -1)
+    rate, _ = _energy_rate(p, x, np.zeros(2))
+    np.testing.assert_allclose(rate, _dissipation(p, dq), rtol=1e-9, atol=1e-12)
+    assert np.mean(rate > 0) > 0.5
+    tau = rng.uniform(-6, 6, (10, 2))
+    want = ref.forward(p, q, dq, tau)
+    np.testing.assert_allclose(dyn.forward_dynamics(p, q, dq, tau), want, rtol=1e-9, atol=1e-9)
 
 
 # -- equilibria -----------------------------------------------------------------

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from twolink_gym import ArmParams
+from twolink_gym.params import NonphysicalArmParams
 
 FIELDS = (
     "m1",
@@ -22,6 +23,10 @@ FIELDS = (
     "gravity",
     "friction1",
     "friction2",
+    "rotor_inertia",
+    "gear_ratio",
+    "coulomb1",
+    "coulomb2",
 )
 
 # The parameter table of docs/physics.md (Parameters), typed in from it.
@@ -37,6 +42,11 @@ SPEC_DEFAULTS = {
     "gravity": 9.81,
     "friction1": 0.1,
     "friction2": 0.1,
+    # the motor and Coulomb terms of RealAIGym's plant; these defaults add exact zeros
+    "rotor_inertia": 0.0,
+    "gear_ratio": 1.0,
+    "coulomb1": 0.0,
+    "coulomb2": 0.0,
 }
 
 
@@ -68,9 +78,19 @@ INVALID_VALUES = [
     *[(name, v) for name in ("lc1", "lc2") for v in (0.0, -0.1, 1.0000001, 2.0)],
     *[
         (name, v)
-        for name in ("I1", "I2", "gravity", "friction1", "friction2")
+        for name in (
+            "I1",
+            "I2",
+            "gravity",
+            "friction1",
+            "friction2",
+            "rotor_inertia",
+            "coulomb1",
+            "coulomb2",
+        )
         for v in (-1e-9, -1.0)
     ],
+    *[("gear_ratio", v) for v in (0.0, -6.0)],
     *[(name, v) for name in FIELDS for v in (math.nan, math.inf, -math.inf)],
     *[(name, v) for name in FIELDS for v in ("1.0", "abc", True, False, None, [1.0], 1 + 2j)],
 ]
@@ -227,3 +247,45 @@ def test_uniform_rods_defaults_are_unit_rods():
 def test_uniform_rods_validates():
     with pytest.raises(ValueError, match="l2"):
         ArmParams.uniform_rods(l2=-1.0)
+
+
+# -- non-physical arms (robustness studies) ------------------------------------
+
+
+def test_nonphysical_arms_only_by_name():
+    # negative damping / Coulomb friction, a centre of mass beyond the link with a
+    # negative centre-of-mass inertia (inertia about the joint 0.1 - 0.05 + 1.2**2 > 0)
+    bad = {"friction1": -0.1, "coulomb2": -0.2, "lc1": 1.2, "I1": -0.05}
+    for name, value in bad.items():
+        with pytest.raises(ValueError, match=name):
+            ArmParams(**{name: value})
+        with pytest.raises(ValueError, match=name):
+            ArmParams.from_dict({name: value})
+    p = NonphysicalArmParams(**bad)
+    assert isinstance(p, ArmParams) and repr(p).startswith("NonphysicalArmParams(")
+    q = p.replace(friction2=-0.05)
+    assert type(q) is NonphysicalArmParams and q.friction2 == -0.05
+    # the same numbers as a physical arm compare unequal (another class)
+    assert NonphysicalArmParams() != ArmParams()
+
+
+def test_nonphysical_arms_keep_a_positive_definite_mass_matrix():
+    with pytest.raises(ValueError, match="positive definite"):
+        NonphysicalArmParams(I1=-0.6)  # det M < 0 at q2 = pi (folded arm)
+    with pytest.raises(ValueError, match="positive definite"):
+        NonphysicalArmParams(I2=-0.3)  # M22 = 0.25 - 0.3 < 0
+    with pytest.raises(ValueError, match="m1"):
+        NonphysicalArmParams(m1=0.0)
+    with pytest.raises(ValueError, match="lc2"):
+        NonphysicalArmParams(lc2=0.0)
+    with pytest.raises(ValueError, match="rotor_inertia"):
+        NonphysicalArmParams(rotor_inertia=-1e-5)
+    # the check is the exact one: minimum of det M over q2 (at cos q2 = +-1)
+    from twolink_gym.dynamics import mass_matrix
+
+    p = NonphysicalArmParams(I1=-0.1, I2=-0.02, rotor_inertia=1e-3, gear_ratio=6.0)
+    dets = np.linalg.det(
+        mass_matrix(p, np.stack([np.zeros(721), np.linspace(-np.pi, np.pi, 721)], -1))
+    )
+    assert dets.min() > 0.0
+    assert dets.min() == pytest.approx(min(dets[0], dets[360]), rel=1e-12)

@@ -1,11 +1,13 @@
 """RealAIGym's arm in our parameters: its own equations of motion, written out here.
 
-RealAIGym writes ``M(q) q̈ + C(q, q̇) q̇ = τ_g(q) + u`` with inertias about the
-joint axes ``I1, I2``, ``h = m2 l1 r2``, ``q1`` from hanging down:
-``M11 = I1 + I2 + m2 l1² + 2h cos q2``, ``M12 = I2 + h cos q2``, ``M22 = I2``,
-``C q̇ = (-h sin q2 (2 q̇1 q̇2 + q̇2²), h sin q2 q̇1²)``,
-``τ_g = (-(m1 r1 + m2 l1) g sin q1 - m2 r2 g sin(q1 + q2), -m2 r2 g sin(q1 + q2))``.
-Solving that for q̇̈ must give our forward dynamics on the preset, in our angles.
+RealAIGym writes ``M(q) q̈ + C(q, q̇) q̇ = τ_g(q) + u - F(q̇)`` with inertias about the
+joint axes ``I1, I2``, ``h = m2 l1 r2``, ``q1`` from hanging down, rotor inertia ``Ir``
+and gear ratio ``gr``:
+``M11 = I1 + I2 + m2 l1² + 2h cos q2 + (gr² + 1) Ir``, ``M12 = I2 + h cos q2 - gr Ir``,
+``M22 = I2 + gr² Ir``, ``C q̇ = (-h sin q2 (2 q̇1 q̇2 + q̇2²), h sin q2 q̇1²)``,
+``τ_g = (-(m1 r1 + m2 l1) g sin q1 - m2 r2 g sin(q1 + q2), -m2 r2 g sin(q1 + q2))``,
+``F_i = b_i q̇_i + cf_i atan(100 q̇_i)`` (``double_pendulum/model/plant.py``).
+Solving that for q̈ must give our forward dynamics on the presets, in our angles.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import pytest
 from twolink_gym import forward_dynamics
 from twolink_gym.realaigym.arm import (
     DESIGNS,
+    MOTORS,
     arm,
     from_realaigym_state,
     to_realaigym_state,
@@ -26,13 +29,15 @@ from twolink_gym.realaigym.arm import (
 
 def their_accelerations(design: str, x: np.ndarray, u: np.ndarray) -> np.ndarray:
     m1, m2, l1, _l2, r1, r2, i1, i2 = DESIGNS[design]
+    ir, gr, b1, b2, cf1, cf2 = MOTORS[design]
     g = 9.81
     q1, q2, dq1, dq2 = x
     h = m2 * l1 * r2
+    c2 = math.cos(q2)
     mass = np.array(
         [
-            [i1 + i2 + m2 * l1**2 + 2 * h * math.cos(q2), i2 + h * math.cos(q2)],
-            [i2 + h * math.cos(q2), i2],
+            [i1 + i2 + m2 * l1**2 + 2 * h * c2 + (gr**2 + 1) * ir, i2 + h * c2 - gr * ir],
+            [i2 + h * c2 - gr * ir, i2 + gr**2 * ir],
         ]
     )
     coriolis = np.array([-h * math.sin(q2) * (2 * dq1 * dq2 + dq2**2), h * math.sin(q2) * dq1**2])
@@ -42,7 +47,10 @@ def their_accelerations(design: str, x: np.ndarray, u: np.ndarray) -> np.ndarray
             -m2 * r2 * g * math.sin(q1 + q2),
         ]
     )
-    return np.linalg.solve(mass, gravity + u - coriolis)
+    friction = np.array(
+        [b1 * dq1 + cf1 * math.atan(100 * dq1), b2 * dq2 + cf2 * math.atan(100 * dq2)]
+    )
+    return np.linalg.solve(mass, gravity + u - coriolis - friction)
 
 
 @pytest.mark.parametrize("design", sorted(DESIGNS))
@@ -67,3 +75,24 @@ def test_preset_values_and_conventions() -> None:
     assert from_realaigym_state([0.0, 0, 0, 0])[0] == pytest.approx(-math.pi / 2)  # hanging
     with pytest.raises(ValueError, match="design must be one of"):
         arm("C.0/3.1")
+
+
+def test_identified_model_has_motors_and_friction() -> None:
+    # design C.1 / model 1.0 (model_parameters.yml): the boards' model 1.1 plus the motors
+    full, board = arm("C.1/1.0"), arm("C.1/1.1")
+    assert (full.rotor_inertia, full.gear_ratio) == (6.287203962819607e-05, 6.0)
+    assert (full.friction1, full.friction2, full.coulomb1, full.coulomb2) == (
+        0.001,
+        0.001,
+        0.16,
+        0.12,
+    )
+    assert (
+        full.replace(rotor_inertia=0.0, friction1=0.0, friction2=0.0, coulomb1=0.0, coulomb2=0.0)
+        == board
+    )
+    # the rotors weigh: (gr² + 1) Ir = 2.3e-3 kg m² on joint 1, 7 % of I1 about the joint
+    x = np.array([0.4, -1.0, 2.0, -3.0])
+    ours = forward_dynamics(full, from_realaigym_state(x)[:2], x[2:], [0.0, 1.0])
+    without = forward_dynamics(board, from_realaigym_state(x)[:2], x[2:], [0.0, 1.0])
+    assert np.max(np.abs(ours - without)) > 0.1

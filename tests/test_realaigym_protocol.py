@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from twolink_gym import step
+from twolink_gym import ArmParams, step
+from twolink_gym.params import NonphysicalArmParams
 from twolink_gym.realaigym import criteria
 from twolink_gym.realaigym.arm import arm, from_realaigym_state
 from twolink_gym.realaigym.boards import BOARDS_FILE, PUBLISHED
@@ -124,13 +125,26 @@ def test_family_levels_are_realaigyms() -> None:
     assert len(levels("perturbations")) == 50
     model = levels("model")
     assert len(model) == 210
-    not_run = {lv.parameter for lv in model if lv.reason}
-    assert {"Ir", "b1", "b2", "cf1", "cf2"} <= not_run
+    # every level runs, each in RealAIGym's model of its plant
+    assert not [lv for lv in model if lv.reason or lv.arm is None]
     nominal = [lv for lv in model if lv.parameter == "I2" and lv.value == pytest.approx(1.0)]
     assert nominal[0].arm is not None
     assert nominal[0].arm.I2 == pytest.approx(arm().I2, rel=1e-12)
-    # r1 = l1 nominal: every m1r1 level above 1 is not an ArmParams
-    assert all(lv.reason for lv in model if lv.parameter == "m1r1" and lv.value > 1.0)
+    by = {(lv.parameter, round(lv.value, 6)): lv.arm for lv in model}
+    assert by[("Ir", 0.0)] == arm() and by[("b1", 0.0)] == arm() and by[("cf2", 0.0)] == arm()
+    top = by[("Ir", 1e-4)]
+    assert (top.rotor_inertia, top.gear_ratio) == (1e-4, 6.0)
+    # negative damping and Coulomb friction: explicit non-physical arms
+    assert type(by[("b1", -0.1)]) is NonphysicalArmParams and by[("b1", -0.1)].friction1 == -0.1
+    assert by[("cf2", -0.2)].coulomb2 == pytest.approx(-0.2) and by[("cf2", 0.2)].coulomb2 == 0.2
+    assert type(by[("cf2", 0.2)]) is ArmParams
+    # r1 = l1 nominal: m1r1 above 1 moves the centre of link 1 beyond its end with
+    # the inertia about the joint kept (at 1.25 the centre-of-mass inertia is negative)
+    m1r1 = by[("m1r1", 1.25)]
+    assert type(m1r1) is NonphysicalArmParams and m1r1.lc1 == pytest.approx(0.25)
+    assert m1r1.I1 < 0 and m1r1.I1 + m1r1.m1 * m1r1.lc1**2 == pytest.approx(
+        arm().I1 + 0.5234602302310271 * 0.04
+    )
 
 
 def test_published_boards_have_their_source() -> None:

@@ -5,7 +5,10 @@ Conventions (see ``docs/physics.md``): the state is ``x = [q1, q2, dq1, dq2]`` i
 counter-clockwise positive, ``q2`` is link 2's angle relative to link 1;
 gravity acts along -y. The equations of motion are
 
-.. math::  M(q)\ddot q + C(q,\dot q)\dot q + G(q) + F\dot q = \tau .
+.. math::  M(q)\ddot q + C(q,\dot q)\dot q + G(q) + F(\dot q) = \tau ,
+
+with the friction ``F_i = friction_i dq_i + coulomb_i atan(100 dq_i)`` and the
+motors' rotor inertia inside ``M`` (:class:`~twolink_gym.params.ArmParams`).
 
 Every function is batched over leading axes: ``q`` and ``dq`` have shape
 ``(2,)`` or ``(..., 2)``, ``state`` has shape ``(4,)`` or ``(..., 4)``, and the
@@ -38,6 +41,7 @@ from twolink_gym.params import ArmParams
 
 __all__ = [
     "ARM_VECTOR_FIELDS",
+    "COULOMB_SHARPNESS",
     "Equilibrium",
     "accelerations",
     "arm_vector",
@@ -64,43 +68,56 @@ __all__ = [
 Array = NDArray[Any]
 
 #: The entries of an arm vector, the compiled kernels' form of :class:`ArmParams`.
-#: With ``c2 = cos q2``: ``M11 = a + 2 b c2``, ``M12 = d + b c2``, ``M22 = d``;
+#: With ``c2 = cos q2``: ``M11 = a + 2 b c2``, ``M12 = e + b c2``, ``M22 = d``;
 #: ``h = -b sin q2``; ``G1 = g1 cos q1 + g2 cos(q1 + q2)``, ``G2 = g2 cos(q1 + q2)``;
-#: ``f1``, ``f2`` are the viscous friction coefficients; ``l1``, ``l2`` the link
-#: lengths (for the kinematics).
+#: the friction torque of joint ``i`` is ``fi dqi + cfi atan(100 dqi)`` (viscous and
+#: Coulomb); ``l1``, ``l2`` are the link lengths (for the kinematics). ``Ir`` is
+#: the rotor inertia and ``gr`` the gear ratio (:class:`ArmParams`); with
+#: ``Ir = 0``, ``e = d``.
 #:
-#: ========  =========================================  ========
-#: entry     value                                      unit
-#: ========  =========================================  ========
-#: ``a``     ``m1 lc1² + m2 (l1² + lc2²) + I1 + I2``    kg·m²
-#: ``b``     ``m2 l1 lc2``                              kg·m²
-#: ``d``     ``m2 lc2² + I2``                           kg·m²
-#: ``g1``    ``(m1 lc1 + m2 l1) g``                     N·m
-#: ``g2``    ``m2 lc2 g``                               N·m
-#: ``f1``    ``friction1``                              N·m·s/rad
-#: ``f2``    ``friction2``                              N·m·s/rad
-#: ``l1``    ``l1``                                     m
-#: ``l2``    ``l2``                                     m
-#: ========  =========================================  ========
-ARM_VECTOR_FIELDS = ("a", "b", "d", "g1", "g2", "f1", "f2", "l1", "l2")
+#: ========  =====================================================  ========
+#: entry     value                                                  unit
+#: ========  =====================================================  ========
+#: ``a``     ``m1 lc1² + m2 (l1² + lc2²) + I1 + I2 + (gr² + 1) Ir``  kg·m²
+#: ``b``     ``m2 l1 lc2``                                          kg·m²
+#: ``d``     ``m2 lc2² + I2 + gr² Ir``                              kg·m²
+#: ``g1``    ``(m1 lc1 + m2 l1) g``                                 N·m
+#: ``g2``    ``m2 lc2 g``                                           N·m
+#: ``f1``    ``friction1``                                          N·m·s/rad
+#: ``f2``    ``friction2``                                          N·m·s/rad
+#: ``l1``    ``l1``                                                 m
+#: ``l2``    ``l2``                                                 m
+#: ``e``     ``m2 lc2² + I2 - gr Ir``                               kg·m²
+#: ``cf1``   ``coulomb1``                                           N·m
+#: ``cf2``   ``coulomb2``                                           N·m
+#: ========  =====================================================  ========
+ARM_VECTOR_FIELDS = ("a", "b", "d", "g1", "g2", "f1", "f2", "l1", "l2", "e", "cf1", "cf2")
 # indices into an arm vector (compile-time constants in the kernels)
-_A, _B, _D, _G1, _G2, _F1, _F2, L1, L2 = range(len(ARM_VECTOR_FIELDS))
+_A, _B, _D, _G1, _G2, _F1, _F2, L1, L2, _E, _CF1, _CF2 = range(len(ARM_VECTOR_FIELDS))
+#: Sharpness of the smooth Coulomb friction ``cf · atan(COULOMB_SHARPNESS · dq)`` [s/rad]
+#: (RealAIGym's 100).
+COULOMB_SHARPNESS = 100.0
 
 
 @functools.lru_cache(maxsize=256)
 def _arm_vector(params: ArmParams) -> Array:
     p = params
+    ir, gr = p.rotor_inertia, p.gear_ratio
+    # the rotor terms are exact zeros without a rotor: a + 0.0 == a bit for bit
     vec = np.array(
         [
-            p.m1 * p.lc1**2 + p.m2 * (p.l1**2 + p.lc2**2) + p.I1 + p.I2,
+            p.m1 * p.lc1**2 + p.m2 * (p.l1**2 + p.lc2**2) + p.I1 + p.I2 + (gr**2 + 1.0) * ir,
             p.m2 * p.l1 * p.lc2,
-            p.m2 * p.lc2**2 + p.I2,
+            p.m2 * p.lc2**2 + p.I2 + gr**2 * ir,
             (p.m1 * p.lc1 + p.m2 * p.l1) * p.gravity,
             p.m2 * p.lc2 * p.gravity,
             p.friction1,
             p.friction2,
             p.l1,
             p.l2,
+            p.m2 * p.lc2**2 + p.I2 - gr * ir,
+            p.coulomb1,
+            p.coulomb2,
         ]
     )
     vec.flags.writeable = False
@@ -108,12 +125,12 @@ def _arm_vector(params: ArmParams) -> Array:
 
 
 def arm_vector(params: ArmParams) -> Array:
-    """The arm vector of ``params`` (see :data:`ARM_VECTOR_FIELDS`), shape ``(9,)``, read-only."""
+    """The arm vector of ``params`` (see :data:`ARM_VECTOR_FIELDS`), shape ``(12,)``, read-only."""
     return _arm_vector(params)
 
 
 def arm_vectors(params: ArmParams | Sequence[ArmParams], n: int) -> Array:
-    """Arm vectors of ``n`` copies, shape ``(n, 9)`` (C-contiguous, writeable).
+    """Arm vectors of ``n`` copies, shape ``(n, 12)`` (C-contiguous, writeable).
 
     Parameters
     ----------
@@ -138,16 +155,24 @@ def arm_vectors(params: ArmParams | Sequence[ArmParams], n: int) -> Array:
 @kernel()
 def mass_matrix_entries(arm: Array, c2: Any) -> tuple[Any, Any, Any]:
     """``(M11, M12, M22)`` of the inertia matrix [kg·m²] at ``c2 = cos q2``."""
-    return arm[_A] + 2.0 * arm[_B] * c2, arm[_D] + arm[_B] * c2, arm[_D] + 0.0 * c2
+    return arm[_A] + 2.0 * arm[_B] * c2, arm[_E] + arm[_B] * c2, arm[_D] + 0.0 * c2
 
 
 @kernel()
 def bias_torques(arm: Array, c1: Any, c12: Any, s2: Any, dq1: Any, dq2: Any) -> tuple[Any, Any]:
-    """``C(q, dq) dq + G(q) + F dq`` [N·m], from ``cos q1``, ``cos(q1 + q2)``, ``sin q2``."""
+    """``C(q, dq) dq + G(q) + F(dq)`` [N·m], from ``cos q1``, ``cos(q1 + q2)``, ``sin q2``.
+
+    ``F(dq)_i = fi dqi + cfi atan(100 dqi)``; the Coulomb term is skipped when
+    ``cfi == 0`` (it would add an exact zero).
+    """
     h = -arm[_B] * s2
     g12 = arm[_G2] * c12
     b1 = h * (2.0 * dq1 * dq2 + dq2 * dq2) + arm[_G1] * c1 + g12 + arm[_F1] * dq1
     b2 = -h * dq1 * dq1 + g12 + arm[_F2] * dq2
+    if arm[_CF1] != 0.0:
+        b1 = b1 + arm[_CF1] * np.arctan(COULOMB_SHARPNESS * dq1)
+    if arm[_CF2] != 0.0:
+        b2 = b2 + arm[_CF2] * np.arctan(COULOMB_SHARPNESS * dq2)
     return b1, b2
 
 
@@ -155,7 +180,7 @@ def bias_torques(arm: Array, c1: Any, c12: Any, s2: Any, dq1: Any, dq2: Any) -> 
 def accelerations(
     arm: Array, q1: Any, q2: Any, dq1: Any, dq2: Any, tau1: Any, tau2: Any
 ) -> tuple[Any, Any]:
-    """Joint accelerations ``M⁻¹ (tau - C dq - G - F dq)`` [rad/s²] of one arm.
+    """Joint accelerations ``M⁻¹ (tau - C dq - G - F(dq))`` [rad/s²] of one arm.
 
     The one copy of the equations of motion: the step kernel, the integrators
     and the batched functions of this module all call it. Float or complex
@@ -164,7 +189,7 @@ def accelerations(
 
     Parameters
     ----------
-    arm : ndarray, shape (9,)
+    arm : ndarray, shape (12,)
         The arm vector (:func:`arm_vector`).
     q1, q2, dq1, dq2 : float
         State [rad, rad, rad/s, rad/s].
@@ -324,13 +349,21 @@ def gravity_jacobian(params: ArmParams, q: ArrayLike) -> Array:
 
 
 def friction_torque(params: ArmParams, dq: ArrayLike) -> Array:
-    """Viscous friction torques ``F dq`` [N·m], shape ``(..., 2)``."""
+    """Joint friction torques ``F(dq)`` [N·m], shape ``(..., 2)``.
+
+    ``F_i = friction_i · dq_i + coulomb_i · atan(100 dq_i)``: viscous and
+    (RealAIGym's smooth) Coulomb friction, as in :func:`bias_torques`.
+    """
     dq = as_vectors(dq, 2, "dq")
-    return dq * np.array([params.friction1, params.friction2])
+    viscous = dq * np.array([params.friction1, params.friction2])
+    if params.coulomb1 == 0.0 and params.coulomb2 == 0.0:
+        return viscous
+    coulomb = np.array([params.coulomb1, params.coulomb2])
+    return viscous + coulomb * np.arctan(COULOMB_SHARPNESS * dq)
 
 
 def forward_dynamics(params: ArmParams, q: ArrayLike, dq: ArrayLike, tau: ArrayLike) -> Array:
-    """Joint accelerations ``ddq = M⁻¹ (tau - C dq - G - F dq)`` (:func:`accelerations`).
+    """Joint accelerations ``ddq = M⁻¹ (tau - C dq - G - F(dq))`` (:func:`accelerations`).
 
     Parameters
     ----------
@@ -354,7 +387,7 @@ def forward_dynamics(params: ArmParams, q: ArrayLike, dq: ArrayLike, tau: ArrayL
 
 
 def inverse_dynamics(params: ArmParams, q: ArrayLike, dq: ArrayLike, ddq: ArrayLike) -> Array:
-    """Joint torques ``tau = M ddq + C dq + G + F dq`` [N·m], shape ``(..., 2)``.
+    """Joint torques ``tau = M ddq + C dq + G + F(dq)`` [N·m], shape ``(..., 2)``.
 
     Parameters
     ----------

@@ -30,7 +30,7 @@ compiled loop (:func:`from_vector`), where they cost nothing.
 Array arguments of the loop (``n`` arms; all C-contiguous), in order
 (:data:`LOOP_ARGUMENTS`)::
 
-    arms         (n, 9) float64   per-copy arm vectors (dynamics.ARM_VECTOR_FIELDS)
+    arms         (n, 12) float64  per-copy arm vectors (dynamics.ARM_VECTOR_FIELDS)
     config       (5,)   float64   [max_torque1, max_torque2, max_speed, dt, substeps]
     options      (k,)   float64   the task's options vector (Task.kernel_options)
     steps        (n,)   int64     control steps taken in each arm's episode so far: the

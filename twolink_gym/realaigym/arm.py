@@ -4,7 +4,11 @@ RealAIGym's model gives each link's inertia about its joint axis and its
 centre of mass at ``r_i`` from that joint; :class:`ArmParams` takes the inertia
 about the centre of mass, ``I_com = I_joint - m r²`` (parallel-axis theorem),
 and ``lc_i = r_i``. Its simulation boards have no friction and no motor
-inertia, and ``g = 9.81`` m/s².
+inertia (model 1.1), and ``g = 9.81`` m/s²; the identified model 1.0 of the
+same design adds rotor inertia ``Ir`` (gear ratio ``gr = 6``), viscous
+damping ``b`` and Coulomb friction ``cf`` (:data:`MOTORS`), which are
+:class:`ArmParams`'s ``rotor_inertia``, ``gear_ratio``, ``friction_i`` and
+``coulomb_i`` as they are.
 
 RealAIGym measures ``q1`` from hanging straight down, ours from the +x axis:
 ``q1_ours = q1_theirs - π/2``; ``q2``, the velocities and the torques agree.
@@ -20,17 +24,36 @@ from numpy.typing import ArrayLike, NDArray
 
 from twolink_gym.params import ArmParams
 
-__all__ = ["DESIGNS", "TORQUE_LIMITS", "arm", "from_realaigym_state", "to_realaigym_state"]
+__all__ = [
+    "DESIGNS",
+    "MOTORS",
+    "TORQUE_LIMITS",
+    "arm",
+    "from_realaigym_state",
+    "to_realaigym_state",
+]
 
-Design = Literal["C.1/1.1", "A.0/2.1"]
+Design = Literal["C.1/1.1", "C.1/1.0", "A.0/2.1"]
 
 #: Published model parameters ``(m1, m2, l1, l2, r1, r2, I1, I2)`` [kg, m, kg·m²],
 #: inertias about the joint axes: design C.1 / model 1.1 (the v2 boards, both
-#: robots) and design A.0 / model 2.1 (the archived v1 pendubot board). The
+#: robots), its identified model 1.0 (the same links, with the motors and
+#: friction of :data:`MOTORS`) and design A.0 / model 2.1 (the archived v1
+#: pendubot board). The
 #: archived v1 acrobot arm (C.0 / 3.1) has a negative centre-of-mass inertia of
 #: link 2 and no rigid-body equivalent, so it is not offered.
 DESIGNS: dict[str, tuple[float, ...]] = {
     "C.1/1.1": (
+        0.5234602302310271,
+        0.6255677234174437,
+        0.2,
+        0.3,
+        0.2,
+        0.25569305436052964,
+        0.031887199591513114,
+        0.05086984812807257,
+    ),
+    "C.1/1.0": (
         0.5234602302310271,
         0.6255677234174437,
         0.2,
@@ -51,13 +74,21 @@ DESIGNS: dict[str, tuple[float, ...]] = {
         0.02392374528789766,
     ),
 }
+#: Motor and friction parameters ``(Ir, gr, b1, b2, cf1, cf2)`` of each design
+#: [kg·m², 1, N·m·s, N·m·s, N·m, N·m] (RealAIGym's ``model_parameters.yml``; the
+#: boards' models zero ``Ir``, ``b`` and ``cf``).
+MOTORS: dict[str, tuple[float, ...]] = {
+    "C.1/1.1": (0.0, 6.0, 0.0, 0.0, 0.0, 0.0),
+    "C.1/1.0": (6.287203962819607e-05, 6.0, 0.001, 0.001, 0.16, 0.12),
+    "A.0/2.1": (0.0, 6.0, 0.0, 0.0, 0.0, 0.0),
+}
 #: Torque limits ``(τ1, τ2)`` [N·m] of the simulation boards: the acrobot drives
 #: the elbow, the pendubot the shoulder.
 TORQUE_LIMITS = {"acrobot": (0.0, 6.0), "pendubot": (6.0, 0.0)}
 
 
 def arm(design: str = "C.1/1.1") -> ArmParams:
-    """The RealAIGym arm ``design`` ("C.1/1.1", the current boards', or "A.0/2.1").
+    """The RealAIGym arm ``design``: "C.1/1.1" (the current boards'), "C.1/1.0" or "A.0/2.1".
 
     Raises
     ------
@@ -67,6 +98,7 @@ def arm(design: str = "C.1/1.1") -> ArmParams:
     if design not in DESIGNS:
         raise ValueError(f"design must be one of {sorted(DESIGNS)}, got {design!r}")
     m1, m2, l1, l2, r1, r2, i1, i2 = DESIGNS[design]
+    ir, gr, b1, b2, cf1, cf2 = MOTORS[design]
     return ArmParams(
         m1=m1,
         m2=m2,
@@ -77,8 +109,12 @@ def arm(design: str = "C.1/1.1") -> ArmParams:
         I1=i1 - m1 * r1**2,
         I2=i2 - m2 * r2**2,
         gravity=9.81,
-        friction1=0.0,
-        friction2=0.0,
+        friction1=b1,
+        friction2=b2,
+        rotor_inertia=ir,
+        gear_ratio=gr,
+        coulomb1=cf1,
+        coulomb2=cf2,
     )
 
 

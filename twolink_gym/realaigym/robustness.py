@@ -20,12 +20,19 @@ The model family's parameters: ``Ir`` ∈ linspace(0, 1e-4); ``m1r1``, ``I1``,
 ``m2r2``, ``m2``, ``I2`` ∈ linspace(0.75, 1.25)·nominal (``r_i = value / m_i``
 with the inertias about the joints kept; ``m2`` with ``r2`` and ``I2`` kept);
 ``b1``, ``b2`` ∈ linspace(-0.1, 0.1) N·m·s; ``cf1``, ``cf2`` ∈ linspace(-0.2, 0.2) N·m.
-Our physics has no rotor inertia and no Coulomb friction and our
-:class:`~twolink_gym.params.ArmParams` no negative damping, and it needs
-``0 < r_i <= l_i`` and centre-of-mass inertias ``>= 0``: a level it cannot express is
-*not run* (:attr:`Level.reason`), and a family with such levels is scored over
-the levels run and marked partial. Family score = passed levels / levels;
-overall = the mean of the six family scores.
+The plant of every level is the nominal arm (RealAIGym's C.1 / model 1.1, gear
+ratio 6) with one parameter changed, in RealAIGym's own model: rotor inertia,
+viscous and Coulomb friction are :class:`~twolink_gym.params.ArmParams` fields.
+A level outside :class:`~twolink_gym.params.ArmParams`'s physical bounds
+(negative damping or Coulomb friction; ``m1r1`` above nominal, which puts the
+centre of link 1 beyond its end, ``r1 > l1 = 0.2``, and at 1.25 gives it a
+negative centre-of-mass inertia; likewise the top ``m2r2`` levels) is built as a
+:class:`~twolink_gym.params.NonphysicalArmParams`, the explicit opt-in for such
+studies: RealAIGym's model takes any ``r_i`` and any sign of ``b``, ``cf``. So every
+one of the 210 levels runs. A level whose plant had no positive-definite mass
+matrix would be *not run* (:attr:`Level.reason`) and its family scored over the
+levels run and marked partial; none of the board's levels is such. Family
+score = passed levels / levels; overall = the mean of the six family scores.
 """
 
 from __future__ import annotations
@@ -37,8 +44,8 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from twolink_gym.params import ArmParams
-from twolink_gym.realaigym.arm import DESIGNS
+from twolink_gym.params import ArmParams, NonphysicalArmParams
+from twolink_gym.realaigym.arm import DESIGNS, MOTORS
 from twolink_gym.realaigym.protocol import (
     DT,
     Conditions,
@@ -76,29 +83,64 @@ NOISE_RUNS = 10
 
 
 def arm_from_realaigym(
-    m1: float, m2: float, l1: float, l2: float, r1: float, r2: float, i1: float, i2: float
+    m1: float,
+    m2: float,
+    l1: float,
+    l2: float,
+    r1: float,
+    r2: float,
+    i1: float,
+    i2: float,
+    **motors: float,
 ) -> ArmParams:
     """Our arm for RealAIGym's parameters (inertias ``i1, i2`` about the joints), ``g = 9.81``.
+
+    Parameters
+    ----------
+    m1, m2, l1, l2, r1, r2, i1, i2 : float
+        RealAIGym's masses [kg], lengths and centre-of-mass distances [m] and
+        inertias about the joints [kg·m²].
+    **motors : float
+        Further :class:`ArmParams` fields: ``rotor_inertia``, ``gear_ratio``
+        (default: C.1's 6), ``friction1``, ``friction2``, ``coulomb1``,
+        ``coulomb2`` (default 0).
+
+    Returns
+    -------
+    ArmParams
+        A :class:`~twolink_gym.params.NonphysicalArmParams` if the plant is
+        outside :class:`ArmParams`'s physical bounds (``r_i > l_i``, a negative
+        centre-of-mass inertia ``i_i - m_i r_i²``, negative friction).
 
     Raises
     ------
     ValueError
-        If :class:`ArmParams` cannot hold it (``r_i > l_i``, a negative
-        centre-of-mass inertia ``i_i - m_i r_i²``).
+        If not even :class:`~twolink_gym.params.NonphysicalArmParams` can hold
+        it (a mass matrix that is not positive definite, an unknown field).
     """
-    return ArmParams(
-        m1=m1,
-        m2=m2,
-        l1=l1,
-        l2=l2,
-        lc1=r1,
-        lc2=r2,
-        I1=i1 - m1 * r1**2,
-        I2=i2 - m2 * r2**2,
-        gravity=9.81,
-        friction1=0.0,
-        friction2=0.0,
-    )
+    ir, gr, b1, b2, cf1, cf2 = MOTORS["C.1/1.1"]
+    fields: dict[str, float] = {
+        "m1": m1,
+        "m2": m2,
+        "l1": l1,
+        "l2": l2,
+        "lc1": r1,
+        "lc2": r2,
+        "I1": i1 - m1 * r1**2,
+        "I2": i2 - m2 * r2**2,
+        "gravity": 9.81,
+        "friction1": b1,
+        "friction2": b2,
+        "rotor_inertia": ir,
+        "gear_ratio": gr,
+        "coulomb1": cf1,
+        "coulomb2": cf2,
+        **motors,
+    }
+    try:
+        return ArmParams(**fields)
+    except ValueError:
+        return NonphysicalArmParams(**fields)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,16 +171,42 @@ class Level:
     reason: str = ""
 
 
+#: The model family's parameters set to a value (not a factor), and the field each is.
+_ABSOLUTE = {
+    "Ir": "rotor_inertia",
+    "b1": "friction1",
+    "b2": "friction2",
+    "cf1": "coulomb1",
+    "cf2": "coulomb2",
+}
+#: Their ranges: ``linspace(low, high, 21)``.
+_SPANS = {
+    "Ir": (0.0, 1e-4),
+    "b1": (-0.1, 0.1),
+    "b2": (-0.1, 0.1),
+    "cf1": (-0.2, 0.2),
+    "cf2": (-0.2, 0.2),
+}
+
+
+def _model_level(name: str, value: float, p: list[float], motors: dict[str, float]) -> Level:
+    """The level ``value`` of ``name`` with RealAIGym's parameters ``p``; not run if no arm holds it."""
+    try:
+        arm_params = arm_from_realaigym(*p, **motors)
+    except ValueError as exc:
+        return Level("model", name, value, 1, None, f"not a valid plant: {exc}")
+    return Level("model", name, value, 1, arm_params)
+
+
 def _model_levels() -> list[Level]:
     m1, m2, l1, l2, r1, r2, i1, i2 = DESIGNS["C.1/1.1"]
     out = []
     factors = np.linspace(0.75, 1.25, 21)
     for name in MODEL_PARAMETERS:
-        if name in ("Ir", "b1", "b2", "cf1", "cf2"):
-            span = {"Ir": (0.0, 1e-4), "b1": (-0.1, 0.1), "b2": (-0.1, 0.1)}.get(name, (-0.2, 0.2))
-            for value in np.linspace(*span, 21):
-                reason = "needs rotor inertia, damping and Coulomb friction in the physics"
-                out.append(Level("model", name, float(value), 1, None, reason))
+        if name in _ABSOLUTE:
+            for value in np.linspace(*_SPANS[name], 21):
+                p = [m1, m2, l1, l2, r1, r2, i1, i2]
+                out.append(_model_level(name, float(value), p, {_ABSOLUTE[name]: float(value)}))
             continue
         for f in factors:
             p = [m1, m2, l1, l2, r1, r2, i1, i2]
@@ -152,12 +220,7 @@ def _model_levels() -> list[Level]:
                 p[1] = f * m2
             else:  # I2
                 p[7] = f * i2
-            try:
-                arm_params = arm_from_realaigym(*p)
-            except ValueError as exc:
-                out.append(Level("model", name, float(f), 1, None, f"not an ArmParams: {exc}"))
-                continue
-            out.append(Level("model", name, float(f), 1, arm_params))
+            out.append(_model_level(name, float(f), p, {}))
     return out
 
 
@@ -277,7 +340,7 @@ def robustness(
     delay: list[int] = []
     pulses: list[NDArray[np.float64] | None] = []
     owner: list[tuple[str, int]] = []
-    nominal = arm_from_realaigym(*DESIGNS["C.1/1.1"])
+    nominal = arm_from_realaigym(*DESIGNS["C.1/1.1"])  # == arm("C.1/1.1")
     for family, level_list in plan.items():
         for i, lv in enumerate(level_list):
             if lv.reason:

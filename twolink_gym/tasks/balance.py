@@ -62,18 +62,11 @@ def link_tilts(state: Array) -> tuple[Array, Array]:
 
 
 @kernel(inline=True)
-def upright_terms(
-    q1: float,
-    q2: float,
-    dq1: float,
-    dq2: float,
-    upright_sigma: float,
-    still_sigma: float,
-    speed_weight: float,
-    success_angle: float,
-    success_speed: float,
-) -> tuple[float, float, float, bool]:
+def upright_terms(x: Any, options: Any) -> tuple[float, float, float, bool]:
     """The upright pose's reward factors, distance and success (balance and swing-up).
+
+    Reads the step ``x`` (``q1, q2, dq1, dq2``) and the options ``upright_sigma``,
+    ``still_sigma``, ``speed_weight``, ``success_angle``, ``success_speed`` by name.
 
     Returns
     -------
@@ -86,12 +79,14 @@ def upright_terms(
     success : bool
         Both tilts within ``success_angle`` and both joint speeds within ``success_speed``.
     """
-    tilt1 = tilt_from_vertical(q1)
-    tilt2 = tilt_from_vertical(q1 + q2)
+    tilt1 = tilt_from_vertical(x.q1)
+    tilt2 = tilt_from_vertical(x.q1 + x.q2)
     dist = max(abs(tilt1), abs(tilt2))
-    upright = gaussian(tilt1 * tilt1 + tilt2 * tilt2, upright_sigma)
-    still = 1.0 - speed_weight * (1.0 - gaussian(dq1 * dq1 + dq2 * dq2, still_sigma))
-    success = dist <= success_angle and abs(dq1) <= success_speed and abs(dq2) <= success_speed
+    upright = gaussian(tilt1 * tilt1 + tilt2 * tilt2, options.upright_sigma)
+    speed2 = x.dq1 * x.dq1 + x.dq2 * x.dq2
+    still = 1.0 - options.speed_weight * (1.0 - gaussian(speed2, options.still_sigma))
+    limit = options.success_speed
+    success = dist <= options.success_angle and abs(x.dq1) <= limit and abs(x.dq2) <= limit
     return upright, still, dist, success
 
 
@@ -100,17 +95,7 @@ def balance_kernel(
     arm: Any, options: Any, x: Any, goal: Array, memory: Any, extras: Array
 ) -> tuple[Outcome, BalanceTerms, Any]:
     """The balance task's step: the bounded reward, its factors, fall and success (a task kernel)."""
-    upright, still, dist, success = upright_terms(
-        x.q1,
-        x.q2,
-        x.dq1,
-        x.dq2,
-        options.upright_sigma,
-        options.still_sigma,
-        options.speed_weight,
-        options.success_angle,
-        options.success_speed,
-    )
+    upright, still, dist, success = upright_terms(x, options)
     ctrl = control_factor(x.a1, x.a2, options.ctrl_weight)
     terms = BalanceTerms(reward_upright=upright, reward_ctrl=ctrl, reward_still=still)
     outcome = Outcome(upright * ctrl * still, dist > options.fall_angle, success, dist)

@@ -59,17 +59,7 @@ def swingup_kernel(
 
     Never terminates: a swing-up passes through every pose.
     """
-    upright, still, dist, success = upright_terms(
-        x.q1,
-        x.q2,
-        x.dq1,
-        x.dq2,
-        options.upright_sigma,
-        options.still_sigma,
-        options.speed_weight,
-        options.success_angle,
-        options.success_speed,
-    )
+    upright, still, dist, success = upright_terms(x, options)
     # cos(tilt) = sin(absolute angle); (1 + sin)/2 is 1 upright, 1/2 level, 0 hanging;
     # the geometric mean of the two links' heights (quadratic, not quartic, near hanging)
     height = 0.5 * math.sqrt((1.0 + x.s1) * (1.0 + x.s12))
