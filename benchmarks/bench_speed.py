@@ -211,8 +211,7 @@ def sb3_fps(total_timesteps: int, repeats: int, n_envs: int = 16) -> dict[str, f
     import torch
     from stable_baselines3 import PPO
     from stable_baselines3.common.env_util import make_vec_env
-
-    from twolink_gym.sb3_vec_env import make_sb3_vec_env
+    from twolink_gym.training.sb3_vec_env import make_sb3_vec_env
 
     # one torch thread: on a small shared machine several intra-op threads make the
     # training phase vary by 10x between identical runs, hiding the env's share

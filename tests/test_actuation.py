@@ -158,3 +158,29 @@ def test_default_run_names_keep_the_arms_apart():
     assert pendubot.run_name == "balance_pendubot_ppo_s0"
     assert seed_config(pendubot, 3).run_name == "balance_pendubot_ppo_s3"
     assert sweep_dir(pendubot) != sweep_dir(full)
+
+
+def test_the_codec_maps_actions_and_sits_below_the_tasks():
+    """The actuation table and the codec in one small module importing no task or env code."""
+    import ast
+    import inspect
+
+    from twolink_gym import codec
+    from twolink_gym.controllers import base
+
+    for name, joints in codec.ACTUATIONS.items():
+        action = np.array([[0.25] * len(joints), [-0.5] * len(joints)])
+        full = codec.expand_action(action, joints)
+        assert full.shape == (2, 2), name
+        off = [j for j in (0, 1) if j not in joints]
+        np.testing.assert_array_equal(full[:, list(joints)], action)
+        np.testing.assert_array_equal(full[:, off], 0.0)
+    # controllers take the codec from it, not from the env core
+    assert base.decode_observation is codec.decode_observation
+    tree = ast.parse(inspect.getsource(codec))
+    imported = {
+        node.module
+        for node in tree.body  # module level only (not the TYPE_CHECKING block)
+        if isinstance(node, ast.ImportFrom) and node.module
+    }
+    assert imported <= {"__future__", "typing", "numpy.typing", "twolink_gym.imperfections"}

@@ -337,8 +337,7 @@ def test_computed_torque_balances(balance_env):
 
 def test_computed_torque_with_evaluate_policy_and_sb3_vec_env():
     from stable_baselines3.common.evaluation import evaluate_policy
-
-    from twolink_gym.sb3_vec_env import make_sb3_vec_env
+    from twolink_gym.training.sb3_vec_env import make_sb3_vec_env
 
     venv = make_sb3_vec_env(4, seed=7, task="reach")
     controller = ComputedTorqueController.from_env(venv)
@@ -489,7 +488,7 @@ def test_batched_predict_equals_a_loop_of_single_calls(name, task):
 
 def test_from_env_reads_one_configuration_from_every_kind_of_env():
     kwargs = {"task": "reach", "dt": 0.01, "max_torque": (20.0, 5.0), "params": {"m1": 1.5}}
-    from twolink_gym.sb3_vec_env import make_sb3_vec_env
+    from twolink_gym.training.sb3_vec_env import make_sb3_vec_env
 
     envs = [
         gym.make("TwoLink-v0", **kwargs),

@@ -182,7 +182,7 @@ def test_gym_make_and_make_vec_take_the_keywords():
 
 
 def test_sb3_native_vec_env_with_randomisation():
-    from twolink_gym.sb3_vec_env import make_sb3_vec_env
+    from twolink_gym.training.sb3_vec_env import make_sb3_vec_env
 
     venv = make_sb3_vec_env(3, seed=0, task="reach", max_episode_steps=4, **ALL_MODELS)
     obs = venv.reset()

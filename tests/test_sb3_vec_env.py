@@ -15,9 +15,9 @@ pytest.importorskip("stable_baselines3")
 from stable_baselines3 import PPO
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.vec_env import VecEnv
+from twolink_gym.training.sb3_vec_env import TwoLinkSB3VecEnv, make_sb3_vec_env
 
 from twolink_gym.env import TwoLinkEnv
-from twolink_gym.sb3_vec_env import TwoLinkSB3VecEnv, make_sb3_vec_env
 from twolink_gym.vector_env import TwoLinkVectorEnv
 
 
@@ -225,3 +225,25 @@ def test_ppo_first_rollout_equals_dummy_vec_env():
     dummy = first_rollout(make_vec_env("TwoLink-v0", n_envs=n, seed=5))
     for a, b in zip(native, dummy, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_the_core_package_imports_no_stable_baselines3():
+    """``import twolink_gym`` loads no SB3, and only ``twolink_gym.training`` imports it."""
+    import pathlib
+    import re
+    import subprocess
+    import sys
+
+    import twolink_gym
+
+    code = "import sys, twolink_gym\nprint(sorted(m for m in sys.modules if 'baselines' in m))\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    package = pathlib.Path(twolink_gym.__file__).parent
+    pattern = re.compile(r"^\s*(import|from)\s+(stable_baselines3|sb3_contrib)\b", re.MULTILINE)
+    importers = [
+        str(path.relative_to(package))
+        for path in sorted(package.rglob("*.py"))
+        if pattern.search(path.read_text(encoding="utf-8"))
+    ]
+    assert importers == []

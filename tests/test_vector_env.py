@@ -423,6 +423,10 @@ def test_bad_arguments(kwargs, match):
         (np.zeros((3, 2, 1)), r"shape \(3, 2\)"),
         ([[0.0, 0.0], [np.nan, 0.0], [0.0, 0.0]], "finite"),
         ([[0.0, 0.0], [0.0, 0.0], [0.0, -np.inf]], "finite"),
+        # float arrays of the right shape take the step's fast path: checked all the same
+        (np.array([[0.0, 0.0], [np.nan, 0.0], [0.0, 0.0]], dtype=np.float32), "finite"),
+        (np.array([[0.0, 0.0], [0.0, 0.0], [0.0, np.inf]]), "finite"),
+        (np.zeros((3, 2), dtype=np.float32)[:, :1], r"shape \(3, 2\)"),
     ],
 )
 def test_bad_actions(actions, match):
@@ -523,3 +527,17 @@ def test_configuration_is_exposed_read_only_like_the_single_env(kwargs):
         # the torque limits are a copy: editing it leaves the env unchanged
         e.max_torque[:] = 0.0
         np.testing.assert_array_equal(e.max_torque, torque)
+
+
+def test_float_arrays_out_of_range_are_clipped_like_any_action():
+    """The fast path (a float array) clips as the general one (a list of floats) does."""
+    fast, general = (TwoLinkVectorEnv(num_envs=3, task="reach") for _ in range(2))
+    fast.reset(seed=1)
+    general.reset(seed=1)
+    big = np.array([[3.0e38, -3.0e38], [0.5, -2.0], [-0.25, 1.5]], dtype=np.float32)
+    for _ in range(5):
+        o1, r1, *_ = fast.step(big)
+        o2, r2, *_ = general.step(big.astype(np.float64).tolist())
+        np.testing.assert_array_equal(o1, o2)
+        np.testing.assert_array_equal(r1, r2)
+    np.testing.assert_array_equal(fast._last_action, [[1.0, -1.0], [0.5, -1.0], [-0.25, 1.0]])

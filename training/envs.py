@@ -101,7 +101,7 @@ def make_vec(cfg: EnvConfig, n_envs: int, seed: int | None) -> VecEnv:
     kwargs = cfg.make_kwargs()
     venv: VecEnv
     if cfg.vectorization == "native":
-        from twolink_gym.sb3_vec_env import DEFAULT_INFO_KEYS, make_sb3_vec_env
+        from twolink_gym.training.sb3_vec_env import DEFAULT_INFO_KEYS, make_sb3_vec_env
 
         info_keys = DEFAULT_INFO_KEYS + (GOAL_FREE_TERMS if cfg.goal_observation else ())
         venv = make_sb3_vec_env(

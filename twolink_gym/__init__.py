@@ -14,8 +14,10 @@ stable-baselines3, the ``train`` extra; ``import twolink_gym`` itself does not
 import it). :func:`twolink_gym.pretrained.catalog` lists them.
 """
 
+import importlib.util
 from typing import TYPE_CHECKING
 
+from twolink_gym.codec import DecodedObservation, decode_observation, encode_state
 from twolink_gym.dynamics import (
     Equilibrium,
     coriolis_forces,
@@ -47,7 +49,6 @@ from twolink_gym.kinematics import (
 )
 from twolink_gym.params import ArmParams
 from twolink_gym.registration import register_envs
-from twolink_gym.simulation import DecodedObservation, decode_observation, encode_state
 from twolink_gym.tasks import (
     TASKS,
     BalanceTask,
@@ -99,14 +100,12 @@ def load_pretrained(name: str) -> "PretrainedAgent":
     >>> obs, info = env.reset(seed=0)  # doctest: +SKIP
     >>> action, _ = agent.predict(obs, deterministic=True)  # doctest: +SKIP
     """
-    try:
-        import sb3_contrib  # noqa: F401
-        import stable_baselines3  # noqa: F401
-    except ImportError as exc:
+    # checked without importing them: the core package imports no stable-baselines3
+    if any(importlib.util.find_spec(name) is None for name in ("stable_baselines3", "sb3_contrib")):
         raise ImportError(
             "twolink_gym.load_pretrained needs stable-baselines3 and sb3-contrib: "
             'pip install "twolink-gym[train]"'
-        ) from exc
+        )
     from twolink_gym.training.policies import load_pretrained as _load
 
     return _load(name)

@@ -10,8 +10,8 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
+from twolink_gym.adapters import BoundStepLoop, check_render_mode, draw, new_renderer, outcome_info
 from twolink_gym.env_config import EnvConfig
-from twolink_gym.kernel import step_kernels
 from twolink_gym.params import ArmParams
 from twolink_gym.simulation import (
     DecodedObservation,
@@ -26,7 +26,7 @@ __all__ = ["TwoLinkEnv"]
 ObsType = NDArray[np.float32]
 
 
-class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
+class TwoLinkEnv(BoundStepLoop, SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
     """A planar two-link arm driven by torques at both joints.
 
     Parameters
@@ -57,7 +57,7 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
     Actions are ``Box(-1, 1, (2,), float32)``, scaled by ``max_torque``; actions
     outside ``[-1, 1]`` are clipped, a NaN or infinite action or one of the wrong
     shape raises ``ValueError``. Observations are described in
-    :mod:`twolink_gym.simulation`; :meth:`decode` inverts them. The env itself
+    :mod:`twolink_gym.codec`; :meth:`decode` inverts them. The env itself
     never truncates: ``gym.make`` adds a ``TimeLimit`` of the id's
     ``max_episode_steps`` (see :mod:`twolink_gym.registration`);
     :attr:`default_max_episode_steps` is the task's own length.
@@ -92,12 +92,7 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         #: The env's settings (:class:`~twolink_gym.env_config.EnvConfig`).
         self.config = EnvConfig.from_settings(config, settings)
         self.sim = Simulation.create(self.config)
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be one of {self.metadata['render_modes']} or None, "
-                f"got {render_mode!r}"
-            )
-        self.render_mode = render_mode
+        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         self.metadata = {**self.metadata, "render_fps": round(1.0 / self.sim.dt)}
         low, high = self.sim.observation_bounds()
         self.observation_space = spaces.Box(low, high, dtype=np.float32)
@@ -106,7 +101,7 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         self.action_space = spaces.Box(-1.0, 1.0, shape=(self.sim.action_size,), dtype=np.float32)
 
         # the kernel's arrays, updated in place (never rebound: _step_args holds them)
-        self._arm = self.sim.arms(None, 1)
+        self._arms = self.sim.arms(None, 1)
         self._state = np.zeros((1, 4))
         self._goal = np.zeros((1, self.sim.task.goal_size))
         self._elapsed = np.zeros(1, dtype=np.int64)  # steps into the episode (the kernel's count)
@@ -120,23 +115,6 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         self._renderer: Any = None
         # valid right after __init__: an episode drawn from an unseeded generator
         self._start(None)
-
-    def _bind_kernel(self) -> None:
-        """The compiled step loop of the task and its arguments (the arrays above, in place)."""
-        self._step = step_kernels(self.sim.task).step
-        self._step_args = self.sim.loop_arguments(
-            self._arm, self._state, self._goal, self._last_action, self._buffers, self._elapsed
-        )
-
-    def __getstate__(self) -> dict[str, Any]:
-        """Pickle without the compiled loop (it is looked up again on unpickling)."""
-        state = self.__dict__.copy()
-        del state["_step"], state["_step_args"]
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._bind_kernel()
 
     # -- properties ------------------------------------------------------
     @property
@@ -203,7 +181,7 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         rngs = [self.np_random]
         if self.sim.randomization is not None:
             (self._episode_params,) = self.sim.randomization.draw(rngs, [self.sim.params])
-            self._arm[:] = self.sim.arms([self._episode_params], 1)
+            self._arms[:] = self.sim.arms([self._episode_params], 1)
             self._params_info = self._episode_params.to_dict()
         if self._actuator is not None:
             self._actuator.reset()
@@ -213,7 +191,7 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         self._last_action[:] = 0.0
         self._elapsed[0] = 0
         self._last_reward = 0.0
-        self.sim.observe_into(self._arm, self._state, self._goal, self._buffers)
+        self.sim.observe_into(self._arms, self._state, self._goal, self._buffers)
 
     def step(self, action: Any) -> tuple[ObsType, float, bool, bool, dict[str, Any]]:
         """Apply a normalised torque for one control period."""
@@ -242,7 +220,7 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
             model = self.sim.actuator_model
             assert model is not None
             self._last_action[:] = model.apply(self._last_action, self._actuator, [self.np_random])
-        self._step(*self._step_args)
+        self._loops.step(*self._step_args)
         self._elapsed[0] += 1
         row = self._buffers.out[0].tolist()
         self._last_reward = reward = row[0]
@@ -263,22 +241,20 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
         if row is None:
             row = self._buffers.out[0].tolist()
         _, distance, tip_x, tip_y, _, success = row
-        info: dict[str, Any] = {
-            "state": self._state[0].copy(),
-            "tip": np.array((tip_x, tip_y)),
-            "distance": distance,
-            "is_success": success != 0.0,
-            "time": self._time,
-        }
-        if self.sim.task.goal_size:
-            for key, value in self.sim.task.goal_info(self._goal, self._buffers.extras).items():
-                info[key] = value[0]
         terms = self._buffers.terms[0].tolist()
-        for name, j in self.sim.task.reported_columns:
-            info[name] = terms[j]
-        if self.sim.randomization is not None:
-            info["params"] = dict(self._params_info)
-        return info
+        return outcome_info(
+            self.sim,
+            self._state[0].copy(),
+            np.array((tip_x, tip_y)),
+            distance,
+            success != 0.0,
+            self._time,
+            {name: terms[j] for name, j in self.sim.task.reported_columns},
+            self._goal,
+            self._buffers.extras,
+            None if self.sim.randomization is None else dict(self._params_info),
+            row=0,
+        )
 
     # -- rendering -------------------------------------------------------
     def render(self) -> NDArray[np.uint8] | None:
@@ -291,22 +267,17 @@ class TwoLinkEnv(SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
             )
             return None
         if self._renderer is None:
-            from twolink_gym.rendering import ArmRenderer
-
-            self._renderer = ArmRenderer(
-                self._episode_params,
-                self.sim.task,
-                render_mode=self.render_mode,
-                fps=self.metadata["render_fps"],
-                max_torque=self.sim.max_torque,
-                actuated=self.sim.actuated,
+            self._renderer = new_renderer(
+                self.sim, self._episode_params, self.render_mode, self.metadata["render_fps"]
             )
-        return self._renderer.draw(
+        return draw(
+            self._renderer,
+            self.sim,
             self._state[0],
             self._goal[0],
-            time=self._time,
-            reward=self._last_reward,
-            torque=self.sim.torque(self._last_action)[0],
+            self._time,
+            self._last_reward,
+            self._last_action[0],
         )
 
     def close(self) -> None:

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from twolink_gym._arrays import positive_integer, positive_number
+from twolink_gym.codec import ACTUATIONS, check_actuation
 from twolink_gym.imperfections import OBSERVATIONS, ActuatorModel, ObservationModel, Randomization
 from twolink_gym.params import ArmParams
 from twolink_gym.tasks import TASKS, Task, make_task
@@ -46,10 +47,6 @@ __all__ = [
     "setting_fields",
     "setting_names",
 ]
-
-#: The actuated joints of each actuation (the one map from actuation names):
-#: both joints, the elbow only (an acrobot) or the shoulder only (a pendubot).
-ACTUATIONS: dict[str, tuple[int, ...]] = {"full": (0, 1), "acrobot": (1,), "pendubot": (0,)}
 
 #: Default joint speed limit [rad/s] (3 revolutions per second).
 DEFAULT_MAX_SPEED = 6 * math.pi
@@ -95,19 +92,6 @@ class EnvConfigError(ValueError):
         if not self.key:
             return EnvConfigError(str(self), prefix, self.allowed, self.value)
         return EnvConfigError(str(self), f"{prefix}.{self.key}", self.allowed, self.value)
-
-
-def check_actuation(actuation: object) -> str:
-    """``actuation`` if it is a key of :data:`ACTUATIONS`.
-
-    Raises
-    ------
-    ValueError
-        Naming the argument and the allowed values.
-    """
-    if not isinstance(actuation, str) or actuation not in ACTUATIONS:
-        raise ValueError(f"actuation must be one of {sorted(ACTUATIONS)}, got {actuation!r}")
-    return actuation
 
 
 # -- the declaration of a setting -----------------------------------------------

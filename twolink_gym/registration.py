@@ -49,7 +49,8 @@ from __future__ import annotations
 
 import gymnasium as gym
 
-from twolink_gym.simulation import ACTUATIONS, Simulation
+from twolink_gym.codec import ACTUATIONS
+from twolink_gym.simulation import Simulation
 from twolink_gym.tasks import TASKS
 
 __all__ = [

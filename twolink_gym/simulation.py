@@ -4,12 +4,9 @@
 holds the observation layout. It knows nothing of Gymnasium; ``env.py`` and
 ``vector_env.py`` wrap it, so there is one code path for both.
 
-Observation layout (float32), the state encoding followed by the task's extras::
-
-    [cos q1, sin q1, cos q2, sin q2, dq1, dq2, *extras]
-
-The encoding is lossless (angles come back with ``atan2``) and
-:func:`decode_observation` inverts it.
+The observation codec and the actuation table (``encode_state``,
+``decode_observation``, ``ACTUATIONS``) live in :mod:`twolink_gym.codec` and are
+re-exported here.
 
 A step runs the compiled step kernel (:mod:`twolink_gym.kernel`): dynamics,
 RK4, speed limit, the task's kernel and the observation, for one arm (the
@@ -27,16 +24,19 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from twolink_gym import kernel
-from twolink_gym.dynamics import arm_vectors
-from twolink_gym.env_config import (
+from twolink_gym.codec import (
     ACTUATIONS,
-    DEFAULT_MAX_SPEED,
-    DEFAULT_SUBSTEPS,
-    EnvConfig,
+    STATE_OBS_NAMES,
+    DecodedObservation,
+    check_action,
     check_actuation,
+    decode_observation,
+    encode_state,
+    expand_action,
 )
+from twolink_gym.dynamics import arm_vectors
+from twolink_gym.env_config import DEFAULT_MAX_SPEED, DEFAULT_SUBSTEPS, EnvConfig
 from twolink_gym.imperfections import (
-    OBSERVATIONS,
     ActuatorModel,
     ObservationModel,
     Randomization,
@@ -61,82 +61,6 @@ __all__ = [
 ]
 
 Array = NDArray[np.float64]
-
-#: Names of the state-encoding entries at the start of every observation.
-STATE_OBS_NAMES = ("cos_q1", "sin_q1", "cos_q2", "sin_q2", "dq1", "dq2")
-
-
-def encode_state(state: Array) -> Array:
-    """State ``(n, 4)`` → ``(n, 6)`` encoding ``[cos q1, sin q1, cos q2, sin q2, dq1, dq2]``."""
-    q1, q2 = state[:, 0], state[:, 1]
-    return np.stack([np.cos(q1), np.sin(q1), np.cos(q2), np.sin(q2), state[:, 2], state[:, 3]], 1)
-
-
-@dataclasses.dataclass(frozen=True)
-class DecodedObservation:
-    """What a controller can recover from an observation.
-
-    Attributes
-    ----------
-    state : ndarray, shape (..., 4)
-        ``[q1, q2, dq1, dq2]`` with angles in ``(-pi, pi]`` (float32 precision).
-    goal : ndarray
-        What the observation shows of the task's goal
-        (:meth:`~twolink_gym.tasks.Task.goal_from_extras`): the target tip
-        position ``(..., 2)`` for reach, the current reference point ``(..., 2)``
-        for track, empty for balance and swing-up.
-    extras : ndarray, shape (..., extras_size)
-        All task-specific entries.
-    """
-
-    state: Array
-    goal: Array
-    extras: Array
-
-
-def decode_observation(
-    observation: ArrayLike, task: Task, kind: str = "state"
-) -> DecodedObservation:
-    """Invert the observation encoding of ``task``.
-
-    Parameters
-    ----------
-    observation : array_like, shape (k + task.extras_size,) or (..., k + task.extras_size)
-        ``k = 6`` for ``kind="state"``, 4 for ``"angles"``.
-    task : Task
-        The task whose observations these are (it says which extras show its
-        goal, :meth:`~twolink_gym.tasks.Task.goal_from_extras`).
-    kind : {"state", "angles"}
-        The env's ``observation`` (:data:`twolink_gym.imperfections.OBSERVATIONS`).
-        An angles-only observation has no speeds: the decoded ``dq1, dq2`` are NaN.
-
-    Raises
-    ------
-    ValueError
-        If the last axis does not match the task's observation size, or on an
-        unknown ``kind``.
-    """
-    if kind not in OBSERVATIONS:
-        raise ValueError(f"kind must be one of {sorted(OBSERVATIONS)}, got {kind!r}")
-    obs = np.asarray(observation, dtype=np.float64)
-    k = len(OBSERVATIONS[kind])
-    size = k + task.extras_size
-    if obs.ndim == 0 or obs.shape[-1] != size:
-        raise ValueError(
-            f"observation must have shape ({size},) or (..., {size}) for task "
-            f"{task.name!r} and observation {kind!r}, got {obs.shape}"
-        )
-    speeds = (obs[..., 4], obs[..., 5]) if k == 6 else (np.full(obs.shape[:-1], np.nan),) * 2
-    state = np.stack(
-        [
-            np.arctan2(obs[..., 1], obs[..., 0]),
-            np.arctan2(obs[..., 3], obs[..., 2]),
-            *speeds,
-        ],
-        -1,
-    )
-    extras = obs[..., k:]
-    return DecodedObservation(state=state, goal=task.goal_from_extras(extras), extras=extras)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -308,22 +232,14 @@ class Simulation:
 
     # -- actions ---------------------------------------------------------
     def check_action(self, action: ArrayLike, shape: tuple[int, ...]) -> Array:
-        """Validate an action batch and clip it to ``[-1, 1]`` (documented behaviour).
+        """Validate an action batch and clip it to ``[-1, 1]`` (:func:`~twolink_gym.codec.check_action`).
 
         Raises
         ------
         ValueError
             On a wrong shape or a NaN or infinite entry.
         """
-        try:
-            a = np.asarray(action, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"action must be numeric with shape {shape}, got {action!r}") from exc
-        if a.shape != shape:
-            raise ValueError(f"action must have shape {shape}, got {a.shape}")
-        if not np.all(np.isfinite(a)):
-            raise ValueError(f"action must be finite, got {a.tolist()}")
-        return np.clip(a, -1.0, 1.0)
+        return check_action(action, shape)
 
     @property
     def actuated(self) -> tuple[int, ...]:
@@ -338,13 +254,9 @@ class Simulation:
     def expand_action(self, action: Array) -> Array:
         """Actions ``(n, action_size)`` → both joints' normalised torques ``(n, 2)``.
 
-        A joint without a motor gets 0.
+        A joint without a motor gets 0 (:func:`~twolink_gym.codec.expand_action`).
         """
-        if self.action_size == 2:
-            return np.ascontiguousarray(action)
-        full = np.zeros((action.shape[0], 2))
-        full[:, self.actuated[0]] = action[:, 0]
-        return full
+        return expand_action(action, self.actuated)
 
     def torque(self, action: Array) -> Array:
         """Normalised action ``(n, 2)`` in ``[-1, 1]`` → joint torques [N·m]."""

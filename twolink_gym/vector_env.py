@@ -15,6 +15,8 @@ from numpy.typing import NDArray
 
 from twolink_gym import _jit
 from twolink_gym._arrays import positive_integer
+from twolink_gym.adapters import BoundStepLoop, check_render_mode, draw, new_renderer, outcome_info
+from twolink_gym.codec import check_action
 from twolink_gym.env_config import EnvConfig
 from twolink_gym.imperfections import RANDOMIZABLE
 from twolink_gym.params import ArmParams
@@ -29,7 +31,7 @@ from twolink_gym.tasks import Evaluation, Task
 __all__ = ["TwoLinkVectorEnv"]
 
 
-class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
+class TwoLinkVectorEnv(BoundStepLoop, SimulationProperties, VectorEnv):
     """``num_envs`` copies of :class:`~twolink_gym.env.TwoLinkEnv` in one batched env.
 
     A step is one call of the compiled step kernel over all copies
@@ -152,11 +154,7 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
             raise ValueError(
                 f"autoreset_mode {mode.value!r} is not supported; use NextStep or SameStep"
             )
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be one of {self.metadata['render_modes']} or None, "
-                f"got {render_mode!r}"
-            )
+        check_render_mode(render_mode, self.metadata["render_modes"])
 
         self.num_envs = int(num_envs)
         #: Steps after which a copy's episode is truncated (``None``: never).
@@ -197,6 +195,7 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         self._last_reward = np.zeros(n)
         self._buffers = self.sim.buffers(n)
         self._renderers: list[Any] | None = None
+        self._bind_kernel()
 
     # -- accessors -------------------------------------------------------
     @property
@@ -277,7 +276,9 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
             self._np_random = self._rngs[0]
             self._np_random_seed = rngs[0][1]
         self._draw_arms(np.arange(n))
-        self._state, self._goal = self.sim.initial_conditions(self._rngs, options, n, self._params)
+        self._state[:], self._goal[:] = self.sim.initial_conditions(
+            self._rngs, options, n, self._params
+        )
         self._elapsed[:] = 0
         self._needs_reset[:] = False
         self._last_action[:] = 0.0
@@ -315,31 +316,34 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
     ]:
         """Step every copy (see the class docstring for autoreset)."""
         n = self.num_envs
-        a = self.sim.check_action(actions, (n, self.sim.action_size))
+        self._set_command(actions)
         mode = self.metadata["autoreset_mode"]
-        restart = self._needs_reset.copy() if mode == AutoresetMode.NEXT_STEP else None
-
-        self._last_action = self.sim.expand_action(a)
+        # NextStep: the copies that finished last step (None: none did)
+        restart = (
+            self._needs_reset.copy()
+            if mode == AutoresetMode.NEXT_STEP and np.count_nonzero(self._needs_reset)
+            else None
+        )
         # copies restarted in this step (NextStep) draw no noise: they get a reset's draws
-        rows = None if restart is None or not restart.any() else np.flatnonzero(~restart)
+        rows = None if restart is None else np.flatnonzero(~restart)
         if self._actuator is not None:
             model = self.sim.actuator_model
             assert model is not None
-            self._last_action = model.apply(self._last_action, self._actuator, self._rngs, rows)
+            self._last_action[:] = model.apply(self._last_action, self._actuator, self._rngs, rows)
         self._step_kernel()
         obs = self._observe(self._buffers.obs, self._rngs, rows)
-        outcome = self.sim.evaluation(self._buffers)
+        outcome = self.sim.evaluation(self._buffers)  # new arrays, not views of the buffers
         self._elapsed += 1
-        terminated = outcome.terminated.copy()
+        terminated = outcome.terminated
         if self.max_episode_steps is None:
             truncated = np.zeros(n, dtype=bool)
         else:
             truncated = self._elapsed >= self.max_episode_steps
-        reward = outcome.reward.copy()
-        self._last_reward = reward.copy()
+        reward = outcome.reward
+        self._last_reward[:] = reward
         info = self._info(outcome)
 
-        if restart is not None and restart.any():
+        if restart is not None:
             # NextStep: copies that finished last step start anew, ignoring the action
             idx = np.flatnonzero(restart)
             self._restart(idx, obs, info)
@@ -349,7 +353,7 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         done = terminated | truncated
         if mode == AutoresetMode.NEXT_STEP:
             self._needs_reset = done
-        elif done.any():
+        elif np.count_nonzero(done):  # (cheaper than done.any() at small N)
             idx = np.flatnonzero(done)
             info["final_obs"] = np.where(done[:, None], obs, 0.0).astype(np.float32)
             info["_final_obs"] = done.copy()
@@ -362,17 +366,46 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
             self._restart(idx, obs, info)
         return obs, reward, terminated, truncated, info
 
+    def _set_command(self, actions: Any) -> None:
+        """Check ``actions`` ``(num_envs, action_size)`` into :attr:`_last_action` ``(num_envs, 2)``.
+
+        Clipped to ``[-1, 1]``, a joint without a motor at 0, in place (the
+        step loop's bound argument).
+
+        Raises
+        ------
+        ValueError
+            On a wrong shape or a NaN or infinite entry (:func:`~twolink_gym.codec.check_action`).
+        """
+        shape = (self.num_envs, self.sim.action_size)
+        # the common case, a float array of the right shape, without the general checks' copies
+        if not (
+            type(actions) is np.ndarray
+            and actions.shape == shape
+            and actions.dtype.kind == "f"
+            and np.count_nonzero(np.isfinite(actions)) == actions.size
+        ):
+            actions = check_action(actions, shape)  # raises, or a float64 copy
+        # clipped by two ufunc calls (np.clip's dispatch costs more at small N), in place
+        command = self._last_action
+        if shape[1] == 2:
+            np.minimum(np.maximum(actions, -1.0, out=command), 1.0, out=command)
+            return
+        joint = self.sim.actuated[0]
+        command[:, 1 - joint] = 0.0
+        column = command[:, joint]
+        np.minimum(np.maximum(actions[:, 0], -1.0, out=column), 1.0, out=column)
+
     def _step_kernel(self) -> None:
-        """Step every copy with the compiled kernel (state and buffers in place)."""
+        """Step every copy with the compiled loop (state and buffers in place)."""
         threads = self.num_threads
-        arrays = (self._arms, self._state, self._goal, self._last_action, self._buffers)
         if threads == 1:
-            self.sim.step(*arrays, steps=self._elapsed)
+            self._loops.step(*self._step_args)
             return
         previous = _jit.get_num_threads()
         _jit.set_num_threads(threads)
         try:
-            self.sim.step(*arrays, parallel=True, steps=self._elapsed)
+            self._loops.step_parallel(*self._step_args)
         finally:
             _jit.set_num_threads(previous)
 
@@ -398,28 +431,29 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         self._overwrite_info(info, idx, self.sim.evaluation(buffers))
 
     def _info(self, outcome: Evaluation) -> dict[str, Any]:
-        info: dict[str, Any] = {
-            "state": self._state.copy(),
-            "tip": outcome.tip,
-            "distance": outcome.distance,
-            "is_success": outcome.success,
-            "time": self._elapsed * self.sim.dt,
-        }
-        if self.sim.task.goal_size:
-            info.update(self.sim.task.goal_info(self._goal, outcome.extras))
-        info.update(outcome.terms)
+        params: dict[str, Any] | None = None
         if self.sim.randomization is not None:
             # Gymnasium's vector form of a dict entry: each field with its mask
-            params: dict[str, Any] = {}
+            params = {}
             field_masks = np.ones((len(RANDOMIZABLE), self.num_envs), dtype=bool)
             for j, field in enumerate(RANDOMIZABLE):
                 params[field] = self._param_table[:, j].copy()
                 params["_" + field] = field_masks[j]
-            info["params"] = params
+        info = outcome_info(
+            self.sim,
+            self._state.copy(),
+            outcome.tip,
+            outcome.distance,
+            outcome.success,
+            self._elapsed * self.sim.dt,
+            outcome.terms,
+            self._goal,
+            outcome.extras,
+            params,
+        )
         # one mask per key (rows of one allocation): editing one leaves the others
         masks = np.ones((len(info), self.num_envs), dtype=bool)
-        for key, mask in zip(list(info), masks, strict=True):
-            info["_" + key] = mask
+        info.update(zip(["_" + key for key in info], masks, strict=True))
         return info
 
     def _overwrite_info(
@@ -445,33 +479,26 @@ class TwoLinkVectorEnv(SimulationProperties, VectorEnv):
         """One ``(H, W, 3)`` uint8 frame per copy (``render_mode="rgb_array"``)."""
         if self.render_mode is None:
             return None
+        fps = self.metadata["render_fps"]
         if self._renderers is None:
-            from twolink_gym.rendering import ArmRenderer
-
             self._renderers = [
-                ArmRenderer(
-                    arm,
-                    self.sim.task,
-                    render_mode="rgb_array",
-                    fps=self.metadata["render_fps"],
-                    max_torque=self.sim.max_torque,
-                    actuated=self.sim.actuated,
-                )
-                for arm in self.arm_params
+                new_renderer(self.sim, arm, "rgb_array", fps) for arm in self.arm_params
             ]
-        torques = self.sim.torque(self._last_action)
         for renderer, arm in zip(self._renderers, self.arm_params, strict=True):
             renderer.params = arm  # a randomised copy's current arm
-        return tuple(
-            r.draw(
+        frames = (
+            draw(
+                r,
+                self.sim,
                 self._state[i],
                 self._goal[i],
-                time=self._elapsed[i] * self.sim.dt,
-                reward=float(self._last_reward[i]),
-                torque=torques[i],
+                self._elapsed[i] * self.sim.dt,
+                float(self._last_reward[i]),
+                self._last_action[i],
             )
             for i, r in enumerate(self._renderers)
         )
+        return tuple(frame for frame in frames if frame is not None)
 
     def close_extras(self, **kwargs: Any) -> None:
         """Release the renderers."""

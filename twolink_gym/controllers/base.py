@@ -1,7 +1,7 @@
 """What every classical controller shares: construction, decoding, ``predict``, saturation.
 
 A controller sees only what a learned agent sees: the observation, decoded with
-the env's own :func:`~twolink_gym.simulation.decode_observation`. It computes
+the env's own :func:`~twolink_gym.codec.decode_observation`. It computes
 joint torques from its *model* of the arm (by default the env's parameters; pass
 others to study model mismatch, as Modern Robotics' ``SimulateControl`` does),
 and returns the env's normalised action ``clip(tau / max_torque, -1, 1)``.
@@ -19,15 +19,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from twolink_gym._arrays import positive_number
+from twolink_gym.codec import ACTUATIONS, DecodedObservation, check_actuation, decode_observation
 from twolink_gym.kinematics import inverse_kinematics, wrap_angle
 from twolink_gym.params import ArmParams
-from twolink_gym.simulation import (
-    ACTUATIONS,
-    DecodedObservation,
-    Simulation,
-    check_actuation,
-    decode_observation,
-)
+from twolink_gym.simulation import Simulation
 from twolink_gym.tasks import Task, make_task
 
 __all__ = ["UPRIGHT", "Controller", "gain_vector", "nearest_ik", "simulation_of"]
@@ -162,7 +157,7 @@ class Controller(abc.ABC):
 
     #: The task classes the controller applies to.
     task_types: ClassVar[tuple[type[Task], ...]] = ()
-    #: The actuations (keys of :data:`~twolink_gym.simulation.ACTUATIONS`) it can drive.
+    #: The actuations (keys of :data:`~twolink_gym.codec.ACTUATIONS`) it can drive.
     actuations: ClassVar[tuple[str, ...]] = ("full",)
     #: What its observations hold (:meth:`set_observation`): ``"state"`` or ``"angles"``.
     observation_kind: str = "state"

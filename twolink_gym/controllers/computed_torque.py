@@ -42,13 +42,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from twolink_gym.codec import DecodedObservation
 from twolink_gym.controllers.base import UPRIGHT, Array, Controller, gain_vector, nearest_ik
 from twolink_gym.controllers.tracking import TrackReference, track_reference
 from twolink_gym.controllers.trajectory import fastest_feasible_duration, quintic
 from twolink_gym.dynamics import inverse_dynamics
 from twolink_gym.kinematics import wrap_angle
 from twolink_gym.params import ArmParams
-from twolink_gym.simulation import DecodedObservation
 from twolink_gym.tasks import BalanceTask, ReachTask, Task, TrackTask
 
 __all__ = ["PLAN_SIZE", "ComputedTorqueController", "computed_torque_law"]

@@ -47,12 +47,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from twolink_gym.codec import DecodedObservation
 from twolink_gym.controllers.base import Array, Controller, gain_vector
 from twolink_gym.dynamics import gravity_torque, inverse_dynamics
 from twolink_gym.kinematics import jacobian, jacobian_derivative
 from twolink_gym.params import ArmParams
 from twolink_gym.paths import MIN_ABS_SIN_Q2
-from twolink_gym.simulation import DecodedObservation
 from twolink_gym.tasks import ReachTask, Task, TrackTask
 
 __all__ = ["ImpedanceController"]

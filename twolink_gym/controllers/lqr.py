@@ -43,11 +43,11 @@ import numpy as np
 import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
+from twolink_gym.codec import DecodedObservation
 from twolink_gym.controllers.base import UPRIGHT, Array, Controller
 from twolink_gym.dynamics import gravity_torque, linearize
 from twolink_gym.kinematics import wrap_angle
 from twolink_gym.params import ArmParams
-from twolink_gym.simulation import DecodedObservation
 from twolink_gym.tasks import BalanceTask, Task
 
 __all__ = [

@@ -26,11 +26,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from twolink_gym.codec import DecodedObservation
 from twolink_gym.controllers.base import UPRIGHT, Array, Controller, gain_vector, nearest_ik
 from twolink_gym.dynamics import gravity_torque
 from twolink_gym.kinematics import wrap_angle
 from twolink_gym.params import ArmParams
-from twolink_gym.simulation import DecodedObservation
 from twolink_gym.tasks import BalanceTask, ReachTask, Task
 
 __all__ = ["PDGravityController"]

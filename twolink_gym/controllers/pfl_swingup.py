@@ -67,18 +67,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from twolink_gym._arrays import positive_number
+from twolink_gym.codec import ACTUATIONS, DecodedObservation
 from twolink_gym.controllers.base import UPRIGHT, Array, Controller
 from twolink_gym.controllers.lqr import design_upright_lqr
 from twolink_gym.dynamics import inverse_dynamics, mass_matrix, potential_energy, total_energy
+from twolink_gym.env_config import DEFAULT_MAX_SPEED, DEFAULT_SUBSTEPS
 from twolink_gym.integrators import step
 from twolink_gym.kinematics import wrap_angle
 from twolink_gym.params import ArmParams
-from twolink_gym.simulation import (
-    ACTUATIONS,
-    DEFAULT_MAX_SPEED,
-    DEFAULT_SUBSTEPS,
-    DecodedObservation,
-)
 from twolink_gym.tasks import SwingupTask, Task
 
 __all__ = [

@@ -42,12 +42,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from twolink_gym._arrays import positive_number
+from twolink_gym.codec import DecodedObservation
 from twolink_gym.controllers.base import UPRIGHT, Array, Controller, gain_vector
 from twolink_gym.controllers.lqr import design_upright_lqr
 from twolink_gym.dynamics import gravity_torque, potential_energy, total_energy
 from twolink_gym.kinematics import wrap_angle
 from twolink_gym.params import ArmParams
-from twolink_gym.simulation import DecodedObservation
 from twolink_gym.tasks import SwingupTask, Task
 
 __all__ = ["SWINGUP_CATCH_LEVEL", "EnergySwingupController"]

@@ -28,11 +28,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from twolink_gym.codec import DecodedObservation
 from twolink_gym.controllers.base import Array, Controller
 from twolink_gym.dynamics import inverse_dynamics
 from twolink_gym.params import ArmParams
 from twolink_gym.paths import joint_states_on_branch
-from twolink_gym.simulation import DecodedObservation
 from twolink_gym.tasks import Task, TrackTask
 
 __all__ = ["FeedForwardController", "TrackReference", "track_reference"]

@@ -44,10 +44,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from twolink_gym.codec import ACTUATIONS
 from twolink_gym.params import ArmParams
 from twolink_gym.realaigym.arm import TORQUE_LIMITS, arm, from_realaigym_state, to_realaigym_state
 from twolink_gym.realaigym.scoring import Trajectory
-from twolink_gym.simulation import ACTUATIONS, Simulation
+from twolink_gym.simulation import Simulation
 
 __all__ = [
     "DT",

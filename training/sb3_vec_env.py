@@ -8,8 +8,9 @@ that on top of the batched env (in its ``SameStep`` autoreset mode), so SB3
 trains on all copies with one batched dynamics call per step instead of a
 Python loop over single envs (``DummyVecEnv``).
 
-This module imports stable-baselines3 (the ``train`` extra); nothing else in
-``twolink_gym`` imports it.
+This module is on the training side (``twolink_gym.training``, the ``train``
+extra), with SB3's other glue (:mod:`twolink_gym.training.goal_env`): the core
+package ``twolink_gym`` imports no stable-baselines3.
 """
 
 from __future__ import annotations

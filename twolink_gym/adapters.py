@@ -1,0 +1,153 @@
+"""What the single and the vector env share around a :class:`Simulation`: info dicts and drawing.
+
+:class:`~twolink_gym.env.TwoLinkEnv` and
+:class:`~twolink_gym.vector_env.TwoLinkVectorEnv` are thin Gymnasium adapters
+of one :class:`~twolink_gym.simulation.Simulation`; the entries of their
+``info`` (names, order, which appear), their binding of the compiled step loop
+and their renderers are built here, once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from twolink_gym.kernel import step_kernels
+from twolink_gym.params import ArmParams
+from twolink_gym.simulation import Simulation, StepBuffers
+
+if TYPE_CHECKING:
+    from twolink_gym.rendering import ArmRenderer
+
+__all__ = ["BoundStepLoop", "check_render_mode", "draw", "new_renderer", "outcome_info"]
+
+
+class BoundStepLoop:
+    """The task's compiled step loops, bound once to an env's arrays.
+
+    Mixed into both envs. The env's arrays (``_arms`` ``(n, 9)``, ``_state``
+    ``(n, 4)``, ``_goal``, ``_last_action`` ``(n, 2)``, ``_buffers``,
+    ``_elapsed`` ``(n,)``) are updated in place from step to step, never
+    rebound, so a step calls ``self._loops.step(*self._step_args)`` without
+    rebuilding its arguments. Pickling leaves the compiled loops out and binds
+    them again on unpickling.
+    """
+
+    sim: Simulation
+    _arms: NDArray[np.float64]
+    _state: NDArray[np.float64]
+    _goal: NDArray[np.float64]
+    _last_action: NDArray[np.float64]
+    _buffers: StepBuffers
+    _elapsed: NDArray[np.int64]
+
+    def _bind_kernel(self) -> None:
+        """Look up the task's step loops and bind their arguments to the env's arrays."""
+        self._loops = step_kernels(self.sim.task)
+        self._step_args = self.sim.loop_arguments(
+            self._arms, self._state, self._goal, self._last_action, self._buffers, self._elapsed
+        )
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The env's attributes without the compiled loops."""
+        state = self.__dict__.copy()
+        del state["_loops"], state["_step_args"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restore the attributes and bind the loops again."""
+        self.__dict__.update(state)
+        self._bind_kernel()
+
+
+def check_render_mode(render_mode: str | None, modes: Sequence[str]) -> str | None:
+    """``render_mode`` if it is ``None`` or one of ``modes``.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument and the allowed values.
+    """
+    if render_mode is not None and render_mode not in modes:
+        raise ValueError(f"render_mode must be one of {list(modes)} or None, got {render_mode!r}")
+    return render_mode
+
+
+def outcome_info(
+    sim: Simulation,
+    state: Any,
+    tip: Any,
+    distance: Any,
+    success: Any,
+    time: Any,
+    terms: Mapping[str, Any],
+    goal: NDArray[np.float64],
+    extras: NDArray[np.float64],
+    params: Any = None,
+    row: int | None = None,
+) -> dict[str, Any]:
+    """The ``info`` of a step or reset, its entries in their documented order.
+
+    ``state``, ``tip``, ``distance``, ``success`` (as ``is_success``), ``time``,
+    the task's goal entries (:meth:`~twolink_gym.tasks.Task.goal_info` of
+    ``goal`` ``(n, goal_size)`` and ``extras`` ``(n, extras_size)``, only for a
+    task with a goal; with ``row``, each entry's row ``row``), the reported
+    reward ``terms``, and ``params`` unless it is ``None``. The other values
+    are put in as given: one episode's (the single env) or a batch's (the
+    vector env).
+    """
+    info: dict[str, Any] = {
+        "state": state,
+        "tip": tip,
+        "distance": distance,
+        "is_success": success,
+        "time": time,
+    }
+    task = sim.task
+    if task.goal_size:
+        for key, value in task.goal_info(goal, extras).items():
+            info[key] = value if row is None else value[row]
+    info.update(terms)
+    if params is not None:
+        info["params"] = params
+    return info
+
+
+def new_renderer(sim: Simulation, arm: ArmParams, render_mode: str, fps: int) -> ArmRenderer:
+    """A renderer of ``sim``'s task and motors for the arm ``arm`` (imports pygame).
+
+    Raises
+    ------
+    ImportError
+        If pygame is not installed (from :mod:`twolink_gym.rendering`).
+    """
+    from twolink_gym.rendering import ArmRenderer
+
+    return ArmRenderer(
+        arm,
+        sim.task,
+        render_mode=render_mode,
+        fps=fps,
+        max_torque=sim.max_torque,
+        actuated=sim.actuated,
+    )
+
+
+def draw(
+    renderer: ArmRenderer,
+    sim: Simulation,
+    state: NDArray[np.float64],
+    goal: NDArray[np.float64],
+    time: float,
+    reward: float,
+    action: NDArray[np.float64],
+) -> NDArray[np.uint8] | None:
+    """Draw one arm: ``state`` ``(4,)``, ``goal`` ``(goal_size,)``, applied ``action`` ``(2,)``.
+
+    ``time`` [s] and ``reward`` are shown; the action is drawn as joint
+    torques [N·m]. Returns the ``(H, W, 3)`` uint8 frame (``rgb_array``) or ``None``.
+    """
+    return renderer.draw(state, goal, time=time, reward=reward, torque=sim.torque(action))
