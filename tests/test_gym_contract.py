@@ -29,7 +29,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 from gymnasium.utils.env_match import check_environments_match
 from gymnasium.vector import SyncVectorEnv
-from gymnasium.wrappers import TimeLimit
+from wrapper_stack import time_limits
 
 import twolink_gym  # noqa: F401  (registers the ids)
 from twolink_gym import TwoLinkVectorEnv
@@ -79,17 +79,6 @@ def _ours(env_id: str) -> bool:
     return isinstance(entry, str) and entry.startswith("twolink_gym")
 
 
-def _time_limits(env: gym.Env) -> list[int]:
-    """The lengths of every ``TimeLimit`` in the wrapper stack, outermost first."""
-    limits = []
-    e = env
-    while isinstance(e, gym.Wrapper):
-        if isinstance(e, TimeLimit):
-            limits.append(e._max_episode_steps)
-        e = e.env
-    return limits
-
-
 def _steps_to_truncation(env: gym.Env, limit: int) -> int | None:
     """Steps until the first truncation (``None``: none within ``limit``); never a termination."""
     env.reset(seed=0, options={"state": UPRIGHT_STILL})
@@ -136,7 +125,7 @@ def test_the_registered_ids_are_the_documented_ones_with_their_lengths():
 def test_make_truncates_after_the_specs_length(env_id, kwargs, steps, by_spec):
     make_id = gym.spec(env_id) if by_spec else env_id
     env = gym.make(make_id, **kwargs, params=NO_GRAVITY)
-    assert _time_limits(env) == [steps]
+    assert time_limits(env) == [steps]
     assert env.spec.max_episode_steps == gym.spec(env_id).max_episode_steps == steps
     assert _steps_to_truncation(env, steps + 100) == steps
 
@@ -149,7 +138,7 @@ def test_make_with_max_episode_steps_truncates_after_exactly_that_many(
     make_id = gym.spec(env_id) if by_spec else env_id
     for n in (1, 37, steps + 101):
         env = gym.make(make_id, max_episode_steps=n, **kwargs, params=NO_GRAVITY)
-        assert _time_limits(env) == [n]
+        assert time_limits(env) == [n]
         assert env.spec.max_episode_steps == n
         assert _steps_to_truncation(env, n + 100) == n
 
@@ -157,7 +146,7 @@ def test_make_with_max_episode_steps_truncates_after_exactly_that_many(
 @pytest.mark.parametrize(("env_id", "kwargs", "steps"), CASES, ids=CASE_IDS)
 def test_max_episode_steps_minus_one_means_no_limit(env_id, kwargs, steps):
     env = gym.make(env_id, max_episode_steps=-1, **kwargs, params=NO_GRAVITY)
-    assert _time_limits(env) == []
+    assert time_limits(env) == []
     assert env.spec.max_episode_steps is None
     assert _steps_to_truncation(env, steps + 101) is None
 
@@ -169,7 +158,7 @@ def test_remaking_from_the_spec_keeps_the_length(env_id, kwargs, steps):
         again = gym.make(env.spec)
         assert again.spec == env.spec
         assert again.spec.max_episode_steps == expected
-        assert _time_limits(again) == ([] if expected is None else [expected])
+        assert time_limits(again) == ([] if expected is None else [expected])
         assert _steps_to_truncation(again, steps + 101) == expected
 
 
@@ -269,7 +258,7 @@ def test_pickling_keeps_the_env_and_its_length(env_id, kwargs, steps):
         env.reset(seed=3)
         copy: Any = pickle.loads(pickle.dumps(env))
         assert copy.spec == env.spec
-        assert _time_limits(copy) == _time_limits(env)
+        assert time_limits(copy) == time_limits(env)
         action = np.full(env.action_space.shape, 0.3, dtype=np.float32)
         a, b = env.step(action), copy.step(action)
         np.testing.assert_array_equal(a[0], b[0])

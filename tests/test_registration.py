@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 from gymnasium.envs.registration import EnvSpec, load_env_creator
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
-from gymnasium.wrappers import RenderCollection, TimeLimit
+from gymnasium.wrappers import RenderCollection
+from wrapper_stack import time_limits
 
 import twolink_gym
 from twolink_gym import TwoLinkEnv, TwoLinkVectorEnv
@@ -111,17 +112,6 @@ def test_a_registered_length_is_in_steps_and_the_tasks_own_length_in_seconds():
         assert TwoLinkVectorEnv(num_envs=1, task="reach", dt=dt).max_episode_steps == steps
 
 
-def _time_limits(env: gym.Env) -> list[int]:
-    """The lengths of every ``TimeLimit`` in the wrapper stack, outermost first."""
-    limits = []
-    e = env
-    while isinstance(e, gym.Wrapper):
-        if isinstance(e, TimeLimit):
-            limits.append(e._max_episode_steps)
-        e = e.env
-    return limits
-
-
 @pytest.mark.parametrize("task", ["reach", "balance"])
 @pytest.mark.parametrize("steps", [7, 123, 750])
 def test_max_episode_steps_of_a_per_task_id_overrides_longer_and_shorter(task, steps):
@@ -129,7 +119,7 @@ def test_max_episode_steps_of_a_per_task_id_overrides_longer_and_shorter(task, s
     assert env.spec.max_episode_steps == steps
     assert _episode_length(env) == steps
     # one TimeLimit only: no hidden limit of the task underneath
-    assert _time_limits(env) == [steps]
+    assert time_limits(env) == [steps]
 
 
 @pytest.mark.parametrize("task", ["reach", "balance"])
@@ -138,7 +128,7 @@ def test_max_episode_steps_of_twolink_v0_overrides_longer_and_shorter(task, step
     env = gym.make("TwoLink-v0", task=task, max_episode_steps=steps, params=NO_GRAVITY)
     assert env.spec.max_episode_steps == steps
     assert _episode_length(env) == steps
-    assert _time_limits(env) == [steps]
+    assert time_limits(env) == [steps]
 
 
 def test_twolink_v0_takes_a_longer_episode():
@@ -158,7 +148,7 @@ def test_twolink_v0_takes_a_longer_episode():
 )
 def test_max_episode_steps_minus_one_means_no_limit(env_id, task):
     env = gym.make(env_id, task=task, max_episode_steps=-1, params=NO_GRAVITY)
-    assert _time_limits(env) == []
+    assert time_limits(env) == []
     assert env.spec.max_episode_steps is None
     options = {"state": UPRIGHT_STILL}
     if task == "reach":
@@ -212,7 +202,7 @@ def test_remake_from_spec_keeps_the_default_episode_length(env_id, task, steps):
 
 def test_remake_from_spec_keeps_no_limit():
     env = gym.make("TwoLink-v0", task="balance", max_episode_steps=-1)
-    assert _time_limits(gym.make(env.spec)) == []
+    assert time_limits(gym.make(env.spec)) == []
 
 
 @pytest.mark.parametrize("env_id", ["TwoLink-v0", *CONVENIENCE.values()])
@@ -220,7 +210,7 @@ def test_entry_point_is_the_env_class_which_never_truncates(env_id):
     # every limit is gym.make's one TimeLimit: none hides inside the entry point
     creator = load_env_creator(gym.spec(env_id).entry_point)
     assert creator is TwoLinkEnv
-    assert _time_limits(gym.make(env_id)) == [gym.spec(env_id).max_episode_steps]
+    assert time_limits(gym.make(env_id)) == [gym.spec(env_id).max_episode_steps]
 
 
 def test_registration_uses_no_frame_inspection():
