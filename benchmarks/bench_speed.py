@@ -9,7 +9,7 @@ Measures, in one process and one run:
   observations, autoreset) for ``N`` = 1 ... 65536 on one thread and on all of
   numba's threads, beside the compiled RK4 kernel alone and a C loop over the same RK4 sub-steps (``benchmarks/c_reference/rk4_ref.c``,
   compiled here with ``gcc -O2`` when gcc exists; never part of the package);
-* memory per env of the vector env;
+* memory per env of the vector env, and ``import twolink_gym`` in a fresh process;
 * optionally (``--sb3``) PPO training fps with 16 envs: the native SB3 adapter
   against ``DummyVecEnv`` of 16 single envs.
 
@@ -146,6 +146,27 @@ def rk4_kernel_runner(n: int, warm_steps: int = 100) -> Callable[[int], None]:
     return run
 
 
+def step_loop_runner(n: int, warm_steps: int = 100) -> Callable[[int], None]:
+    """The vector env's compiled step loop alone (one thread) on its own bound arrays.
+
+    What a whole step calls for dynamics, task and observation (RK4, reward
+    terms, observation, and numba's dispatch of the loop's 12 arrays), without
+    the Python around it (action check, outcome arrays, info, autoreset).
+    """
+    env = TwoLinkVectorEnv(n, task="reach", num_threads=1)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(warm_steps):
+        env.step(rng.uniform(-1, 1, (n, 2)).astype(np.float32))
+    loop, args = env._loops.step, env._step_args  # the env's own binding (adapters.BoundStepLoop)
+
+    def run(calls: int) -> None:
+        for _ in range(calls):
+            loop(*args)
+
+    return run
+
+
 def memory_per_env(n: int) -> dict[str, float]:
     """Bytes per env: persistent (after reset) and peak transient during one step."""
     tracemalloc.start()
@@ -161,6 +182,22 @@ def memory_per_env(n: int) -> dict[str, float]:
     del out
     tracemalloc.stop()
     return {"n": n, "persistent_bytes_per_env": persistent / n, "step_peak_bytes_per_env": peak / n}
+
+
+def import_seconds(repeats: int) -> float:
+    """Wall time of ``import twolink_gym`` in a fresh interpreter (best of ``repeats``) [s]."""
+    code = (
+        "import time; t = time.perf_counter(); import twolink_gym; print(time.perf_counter() - t)"
+    )
+    runs = [
+        float(
+            subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, check=True
+            ).stdout
+        )
+        for _ in range(repeats)
+    ]
+    return min(runs)
 
 
 # -- C reference ----------------------------------------------------------------
@@ -288,6 +325,7 @@ def main(argv: list[str] | None = None) -> int:
         for env_id, run in runners.items():
             single[env_id] = max(single[env_id], best_rate(run, 1, seconds))
     results["single_env_steps_per_s"] = single
+    results["import_seconds"] = import_seconds(args.repeats)
     if args.single_only:
         results["machine"]["load_average_end"] = os.getloadavg()
         print_table(results)
@@ -295,19 +333,21 @@ def main(argv: list[str] | None = None) -> int:
 
     # vector env scaling (one thread and all threads) and the RK4 kernel alone
     threads = _jit.max_threads()
-    vector, vector_mt, dynamics = {}, {}, {}
+    vector, vector_mt, dynamics, loop = {}, {}, {}, {}
     for n in sizes:
         run_env, run_mt = vector_env_runner(n, 1), vector_env_runner(n, threads)
-        run_dyn = rk4_kernel_runner(n)
-        vector[n] = vector_mt[n] = dynamics[n] = 0.0
+        run_dyn, run_loop = rk4_kernel_runner(n), step_loop_runner(n)
+        vector[n] = vector_mt[n] = dynamics[n] = loop[n] = 0.0
         for _ in range(args.repeats):
             vector[n] = max(vector[n], best_rate(run_env, n, seconds))
             vector_mt[n] = max(vector_mt[n], best_rate(run_mt, n, seconds))
             dynamics[n] = max(dynamics[n], best_rate(run_dyn, n, seconds))
+            loop[n] = max(loop[n], best_rate(run_loop, n, seconds))
     results["threads"] = threads
     results["vector_env_steps_per_s"] = vector
     results["vector_env_all_threads_steps_per_s"] = vector_mt
     results["rk4_kernel_env_steps_per_s"] = dynamics
+    results["step_loop_env_steps_per_s"] = loop
 
     # vector envs at N = 16: native vs SyncVectorEnv of single envs (peers included)
     sync16 = {}
@@ -340,6 +380,8 @@ def print_table(r: dict[str, Any]) -> None:
     print(f"{'env':<14}{'steps/s':>12}{'TwoLink / env':>16}")
     for env_id, rate in single.items():
         print(f"{env_id:<14}{rate:>12,.0f}{ours / rate:>15.2f}x")
+    if "import_seconds" in r:
+        print(f"import twolink_gym in a fresh process: {r['import_seconds']:.2f} s (best of runs)")
     if "vector_env_steps_per_s" not in r:
         return
 
@@ -355,14 +397,18 @@ def print_table(r: dict[str, Any]) -> None:
     t = r["threads"]
     print(
         f"\nNative vector env, whole step (env-steps/s) on 1 and {t} threads; the compiled "
-        "RK4 kernel alone (1 thread); ratios to the C RK4 loop (1 thread)"
+        "RK4 kernel alone and the env's compiled step loop alone (1 thread); the whole "
+        "step's time over the step loop's; ratios to the C RK4 loop (1 thread)"
     )
-    header = f"{'N':>7}{'1 thread':>12}{f'{t} threads':>12}{'RK4 only':>12}"
+    header = f"{'N':>7}{'1 thread':>12}{f'{t} threads':>12}{'RK4 only':>12}{'step loop':>12}"
+    header += f"{'step/loop':>11}"
     print(header + (f"{'1 thr / C':>11}{f'{t} thr / C':>11}" if c else ""))
+    loops = r.get("step_loop_env_steps_per_s", {})
     for n, rate in r["vector_env_steps_per_s"].items():
         mt = r["vector_env_all_threads_steps_per_s"][n]
         dyn = r["rk4_kernel_env_steps_per_s"][n]
-        line = f"{n:>7}{rate:>12,.0f}{mt:>12,.0f}{dyn:>12,.0f}"
+        lp = loops.get(n, math.nan)
+        line = f"{n:>7}{rate:>12,.0f}{mt:>12,.0f}{dyn:>12,.0f}{lp:>12,.0f}{lp / rate:>10.2f}x"
         if c:
             line += f"{rate / c['env_steps_per_s']:>10.2f}x{mt / c['env_steps_per_s']:>10.2f}x"
         print(line)

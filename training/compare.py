@@ -68,6 +68,16 @@ def _pair(first: str, second: str, spec: str, sep: str) -> Callable[[dict[str, A
 
 _POLICY: Column = ("policy", lambda s: str(s["policy"]))
 _SUCCESS: Column = ("success", _percent("success_rate"))
+
+
+def _interval(s: dict[str, Any]) -> str:
+    """The success rate's 95 % Wilson interval over the episodes, in points."""
+    low, high = s["success_ci"]
+    return f"[{100 * low:.0f}, {100 * high:.0f}]"
+
+
+#: The episode-sample interval of the success rate (Wilson, 95 %).
+_INTERVAL: Column = ("95% CI (episodes)", _interval)
 _RETURN: Column = ("return (mean ± std)", _pair("return_mean", "return_std", ".1f", " ± "))
 _EFFORT: Column = ("effort ∫τ²dt [N²m²s]", _value("effort_mean", ".0f"))
 #: The track task's error columns: over the episode, what its success measures.
@@ -78,6 +88,7 @@ _TRACKING: tuple[Column, ...] = (
 _FIELD_METRICS: tuple[Column, ...] = (
     _POLICY,
     _SUCCESS,
+    _INTERVAL,
     ("arrived", _percent("arrived_fraction")),
     ("arrival time median [s]", _value("arrival_time_median", ".2f")),
     ("peak torque max [N·m]", _value("peak_torque_max", ".3g")),
@@ -118,7 +129,7 @@ def markdown_table(results: Sequence[Rollouts], task: str) -> str:
             ("settled", _percent("settled_fraction")),
             ("settle time median [s]", _value("settle_time_median", ".2f")),
         )
-    return _table(results, (_POLICY, _SUCCESS, _RETURN, *middle, _EFFORT))
+    return _table(results, (_POLICY, _SUCCESS, _INTERVAL, _RETURN, *middle, _EFFORT))
 
 
 def field_metrics_table(results: Sequence[Rollouts]) -> str:

@@ -62,6 +62,7 @@ import numpy as np
 from numpy.typing import NDArray
 from twolink_gym.training.config import EnvConfig, EvalConfig
 from twolink_gym.training.policies import LoadedPolicy, applicable_controllers, load_policy
+from twolink_gym.training.stats import wilson_interval
 
 from twolink_gym.env import TwoLinkEnv
 from twolink_gym.tasks import Task
@@ -334,13 +335,19 @@ def _stat(values: NDArray[Any], fn: Any) -> float | None:
 
 
 def summarize(r: Rollouts) -> dict[str, Any]:
-    """Aggregate metrics of one policy (JSON-friendly; None where undefined)."""
+    """Aggregate metrics of one policy (JSON-friendly; None where undefined).
+
+    ``success_ci`` is the 95 % Wilson interval of the success rate over the
+    episode sample (:func:`~twolink_gym.training.stats.wilson_interval`): how
+    far the rate could move on another episode set of the same size.
+    """
     settled = np.isfinite(r.settle_time)
     return {
         "policy": r.label,
         "kind": r.kind,
         "episodes": len(r.success),
         "success_rate": float(np.mean(r.success)),
+        "success_ci": list(wilson_interval(int(np.sum(r.success)), len(r.success))),
         "return_mean": _stat(r.returns, np.mean),
         "return_std": _stat(r.returns, np.std),
         "final_distance_median": _stat(r.final_distance, np.median),

@@ -43,7 +43,12 @@ from twolink_gym.training.evaluate import (
     format_value,
     summarize,
 )
-from twolink_gym.training.stats import SeedStatistics, seed_difference, seed_statistics
+from twolink_gym.training.stats import (
+    SeedStatistics,
+    seed_difference,
+    seed_statistics,
+    two_level_bootstrap,
+)
 
 __all__ = [
     "SweepResult",
@@ -257,7 +262,8 @@ def seed_record(seed: int, run: Path, rollouts: Rollouts) -> dict[str, Any]:
     -------
     dict
         ``seed``, ``run``, the metrics of :func:`~twolink_gym.training.evaluate.summarize`,
-        ``timesteps``, ``wall_time_s``, ``machine`` and ``curve``
+        ``episode_success`` (each evaluation episode's success, 0 or 1, in episode
+        order), ``timesteps``, ``wall_time_s``, ``machine`` and ``curve``
         (:func:`learning_curve`, or None).
     """
     info = _train_summary(run)
@@ -265,6 +271,7 @@ def seed_record(seed: int, run: Path, rollouts: Rollouts) -> dict[str, Any]:
         "seed": seed,
         "run": str(run),
         **summarize(rollouts),
+        "episode_success": [int(v) for v in rollouts.success],
         "timesteps": info.get("timesteps"),
         "wall_time_s": info.get("wall_time_s"),
         "machine": info.get("machine"),
@@ -289,12 +296,24 @@ def write_summary(
     Returns
     -------
     summary : dict
-        The contents of ``sweep.json``.
+        The contents of ``sweep.json``. ``success_rate_two_level`` is the 95 %
+        interval of the mean success rate over seeds *and* episodes
+        (:func:`~twolink_gym.training.stats.two_level_bootstrap`), present when
+        every record holds its ``episode_success``.
     success, final_distance : SeedStatistics
         Success rate and median final distance over seeds.
     """
     seeds = [int(r["seed"]) for r in records]
     success = seed_statistics(seeds, [float(r["success_rate"]) for r in records])
+    two_level = None
+    if records and all("episode_success" in r for r in records):
+        low, high = two_level_bootstrap([r["episode_success"] for r in records])
+        two_level = {
+            "ci_low": low,
+            "ci_high": high,
+            "confidence": 0.95,
+            "method": "bootstrap over seeds, then episodes within each seed",
+        }
     distance = seed_statistics(
         seeds, [float(r["final_distance_median"]) for r in records], higher_is_better=False
     )
@@ -306,6 +325,7 @@ def write_summary(
         "evaluation": {"episodes": cfg.evaluate.episodes, "seed": cfg.evaluate.seed},
         "selection": "final model of each run (no selection on evaluation episodes)",
         "success_rate": success.to_dict(),
+        "success_rate_two_level": two_level,
         "final_distance_median": distance.to_dict(),
         "seeds": list(records),
     }
@@ -328,7 +348,11 @@ def _pct(x: float | None) -> str:
 
 
 def format_sweep_table(summaries: Sequence[dict[str, Any]]) -> str:
-    """A markdown table, one row per sweep: every seed, mean, worst seed, interval.
+    """A markdown table, one row per sweep: every seed, mean, worst seed, intervals.
+
+    ``mean [95% CI]`` is the interval over seeds; ``seeds + episodes 95% CI``
+    adds the episode sample (``success_rate_two_level`` of ``sweep.json``; "n/a"
+    for sweeps written without per-episode results).
 
     Parameters
     ----------
@@ -337,9 +361,9 @@ def format_sweep_table(summaries: Sequence[dict[str, Any]]) -> str:
     """
     unit = DISTANCE_UNIT
     lines = [
-        "| agent | task | seeds | success per seed | mean [95% CI] | worst seed | "
-        "final distance median (per seed) | training time per seed |",
-        "|---|---|---:|---|---|---:|---|---|",
+        "| agent | task | seeds | success per seed | mean [95% CI] | seeds + episodes 95% CI | "
+        "worst seed | final distance median (per seed) | training time per seed |",
+        "|---|---|---:|---|---|---|---:|---|---|",
     ]
     for s in summaries:
         succ = s["success_rate"]
@@ -347,10 +371,12 @@ def format_sweep_table(summaries: Sequence[dict[str, Any]]) -> str:
         dists = " / ".join(format_value(d["final_distance_median"], ".2g") for d in s["seeds"])
         times = [d["wall_time_s"] for d in s["seeds"] if d.get("wall_time_s") is not None]
         time = f"{min(times) / 60:.1f}–{max(times) / 60:.1f} min" if times else "–"
+        both = s.get("success_rate_two_level")
+        both_cell = f"[{_pct(both['ci_low'])}, {_pct(both['ci_high'])}]" if both else "n/a"
         lines.append(
             f"| {s['label']} | {s['task']} | {len(succ['seeds'])} | "
             f"{per} | {_pct(succ['mean'])} [{_pct(succ['ci_low'])}, {_pct(succ['ci_high'])}] | "
-            f"{_pct(succ['worst'])} | {dists} {unit.get(s['task'], '')} | {time} |"
+            f"{both_cell} | {_pct(succ['worst'])} | {dists} {unit.get(s['task'], '')} | {time} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -2,14 +2,19 @@
 
 :class:`~twolink_gym.env.TwoLinkEnv` and
 :class:`~twolink_gym.vector_env.TwoLinkVectorEnv` are thin Gymnasium adapters
-of one :class:`~twolink_gym.simulation.Simulation`; the entries of their
-``info`` (names, order, which appear), their binding of the compiled step loop
-and their renderers are built here, once.
+of one :class:`~twolink_gym.simulation.Simulation`; their binding of the
+compiled step loop and their renderers are built here, once. Each env builds
+its ``info`` on its own fast path (on floats for one arm, on arrays for a
+batch), with the same entries in the same order: ``state``, ``tip``,
+``distance``, ``is_success``, ``time``, the task's goal entries
+(:meth:`~twolink_gym.tasks.Task.goal_info`, for a task with a goal), the
+reported reward terms, and ``params`` with ``randomize``
+(``tests/test_speed_contract.py`` checks that they agree).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,7 +27,7 @@ from twolink_gym.simulation import Simulation, StepBuffers
 if TYPE_CHECKING:
     from twolink_gym.rendering import ArmRenderer
 
-__all__ = ["BoundStepLoop", "check_render_mode", "draw", "new_renderer", "outcome_info"]
+__all__ = ["BoundStepLoop", "check_render_mode", "draw", "new_renderer"]
 
 
 class BoundStepLoop:
@@ -74,46 +79,6 @@ def check_render_mode(render_mode: str | None, modes: Sequence[str]) -> str | No
     if render_mode is not None and render_mode not in modes:
         raise ValueError(f"render_mode must be one of {list(modes)} or None, got {render_mode!r}")
     return render_mode
-
-
-def outcome_info(
-    sim: Simulation,
-    state: Any,
-    tip: Any,
-    distance: Any,
-    success: Any,
-    time: Any,
-    terms: Mapping[str, Any],
-    goal: NDArray[np.float64],
-    extras: NDArray[np.float64],
-    params: Any = None,
-    row: int | None = None,
-) -> dict[str, Any]:
-    """The ``info`` of a step or reset, its entries in their documented order.
-
-    ``state``, ``tip``, ``distance``, ``success`` (as ``is_success``), ``time``,
-    the task's goal entries (:meth:`~twolink_gym.tasks.Task.goal_info` of
-    ``goal`` ``(n, goal_size)`` and ``extras`` ``(n, extras_size)``, only for a
-    task with a goal; with ``row``, each entry's row ``row``), the reported
-    reward ``terms``, and ``params`` unless it is ``None``. The other values
-    are put in as given: one episode's (the single env) or a batch's (the
-    vector env).
-    """
-    info: dict[str, Any] = {
-        "state": state,
-        "tip": tip,
-        "distance": distance,
-        "is_success": success,
-        "time": time,
-    }
-    task = sim.task
-    if task.goal_size:
-        for key, value in task.goal_info(goal, extras).items():
-            info[key] = value if row is None else value[row]
-    info.update(terms)
-    if params is not None:
-        info["params"] = params
-    return info
 
 
 def new_renderer(sim: Simulation, arm: ArmParams, render_mode: str, fps: int) -> ArmRenderer:

@@ -10,7 +10,7 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
-from twolink_gym.adapters import BoundStepLoop, check_render_mode, draw, new_renderer, outcome_info
+from twolink_gym.adapters import BoundStepLoop, check_render_mode, draw, new_renderer
 from twolink_gym.env_config import EnvConfig
 from twolink_gym.params import ArmParams
 from twolink_gym.simulation import (
@@ -98,6 +98,12 @@ class TwoLinkEnv(BoundStepLoop, SimulationProperties, gym.Env[ObsType, NDArray[n
         self.observation_space = spaces.Box(low, high, dtype=np.float32)
         self._obs_bounds = (low, high)
         self._plain_obs = self.sim.observation_model is None
+        # read on every step: kept as plain attributes
+        self._action_size = self.sim.action_size
+        self._dt = self.sim.dt
+        self._reported = self.sim.task.reported_columns
+        # the task's goal entries of info: the base goal_info's copy of the goal, or its own
+        self._plain_goal_info = type(self.sim.task).goal_info is Task.goal_info
         self.action_space = spaces.Box(-1.0, 1.0, shape=(self.sim.action_size,), dtype=np.float32)
 
         # the kernel's arrays, updated in place (never rebound: _step_args holds them)
@@ -195,8 +201,8 @@ class TwoLinkEnv(BoundStepLoop, SimulationProperties, gym.Env[ObsType, NDArray[n
 
     def step(self, action: Any) -> tuple[ObsType, float, bool, bool, dict[str, Any]]:
         """Apply a normalised torque for one control period."""
-        if self.sim.action_size != 2:
-            a = self.sim.check_action(action, (self.sim.action_size,))
+        if self._action_size != 2:
+            a = self.sim.check_action(action, (self._action_size,))
             self._last_action[:] = self.sim.expand_action(a[None, :])
             return self._advance()
         if type(action) is np.ndarray and action.shape == (2,) and action.dtype.kind == "f":
@@ -237,24 +243,34 @@ class TwoLinkEnv(BoundStepLoop, SimulationProperties, gym.Env[ObsType, NDArray[n
         return model.apply(self._buffers.obs, [self.np_random], *self._obs_bounds)[0]
 
     def _info(self, row: list[float] | None = None) -> dict[str, Any]:
-        """The info dict of the current state, from the kernel's outcome row ``row``."""
+        """The info dict of the current state, from the kernel's outcome row ``row``.
+
+        Built on floats, with the vector env's entries in its order (see
+        :mod:`twolink_gym.adapters`). Every array in it is new.
+        """
         if row is None:
             row = self._buffers.out[0].tolist()
         _, distance, tip_x, tip_y, _, success = row
+        info: dict[str, Any] = {
+            "state": self._state[0].copy(),
+            "tip": np.array((tip_x, tip_y)),
+            "distance": distance,
+            "is_success": success != 0.0,
+            "time": int(self._elapsed[0]) * self._dt,
+        }
+        task = self.sim.task
+        if task.goal_size:
+            if self._plain_goal_info:
+                info["target"] = self._goal[0].copy()
+            else:
+                for key, value in task.goal_info(self._goal, self._buffers.extras).items():
+                    info[key] = value[0]
         terms = self._buffers.terms[0].tolist()
-        return outcome_info(
-            self.sim,
-            self._state[0].copy(),
-            np.array((tip_x, tip_y)),
-            distance,
-            success != 0.0,
-            self._time,
-            {name: terms[j] for name, j in self.sim.task.reported_columns},
-            self._goal,
-            self._buffers.extras,
-            None if self.sim.randomization is None else dict(self._params_info),
-            row=0,
-        )
+        for name, j in self._reported:
+            info[name] = terms[j]
+        if self.sim.randomization is not None:
+            info["params"] = dict(self._params_info)
+        return info
 
     # -- rendering -------------------------------------------------------
     def render(self) -> NDArray[np.uint8] | None:

@@ -51,6 +51,7 @@ Array arguments of the loop (``n`` arms; all C-contiguous), in order
 from __future__ import annotations
 
 import functools
+import math
 import typing
 from typing import Any, NamedTuple, Protocol
 
@@ -79,6 +80,7 @@ __all__ = [
     "Step",
     "StepKernels",
     "TaskKernel",
+    "clip_actions",
     "from_vector",
     "step_kernels",
     "task_kernel",
@@ -278,6 +280,26 @@ def _to_row_overload(values, row):  # type: ignore[no-untyped-def,unused-ignore]
     namespace: dict[str, Any] = {}
     exec("def impl(values, row):\n" + body, namespace)
     return namespace["impl"]
+
+
+@kernel()
+def clip_actions(actions: NDArray[np.floating[Any]], command: Array) -> bool:
+    """Clip ``actions`` ``(n, m)`` to ``[-1, 1]`` into ``command`` ``(n, m)``, if all finite.
+
+    One compiled pass in place of a finiteness check and two numpy clip calls
+    (what a small batch's step pays for). Returns ``False``, leaving
+    ``command`` untouched, if an entry is NaN or infinite; the same values as
+    ``np.minimum(np.maximum(actions, -1), 1)`` otherwise.
+    """
+    n, m = actions.shape
+    for i in range(n):
+        for j in range(m):
+            if not math.isfinite(actions[i, j]):
+                return False
+    for i in range(n):
+        for j in range(m):
+            command[i, j] = min(max(float(actions[i, j]), -1.0), 1.0)
+    return True
 
 
 # -- the loop -----------------------------------------------------------------

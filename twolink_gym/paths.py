@@ -26,11 +26,10 @@ import dataclasses
 import math
 import numbers
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.interpolate import CubicSpline
 
 from twolink_gym.kinematics import (
     ElbowBranch,
@@ -40,6 +39,9 @@ from twolink_gym.kinematics import (
     wrap_angle,
 )
 from twolink_gym.params import ArmParams
+
+if TYPE_CHECKING:
+    from scipy.interpolate import CubicSpline
 
 __all__ = [
     "FAMILIES",
@@ -465,6 +467,9 @@ class SampledPath(TipPath):
         points.setflags(write=False)
         object.__setattr__(self, "times", times)
         object.__setattr__(self, "points", points)
+        # imported here: scipy.interpolate takes ~0.35 s, paid only when a sampled path is built
+        from scipy.interpolate import CubicSpline
+
         object.__setattr__(self, "_spline", CubicSpline(times, points, bc_type=self.bc_type))
 
     def __repr__(self) -> str:

@@ -15,15 +15,17 @@ from numpy.typing import NDArray
 
 from twolink_gym import _jit
 from twolink_gym._arrays import positive_integer
-from twolink_gym.adapters import BoundStepLoop, check_render_mode, draw, new_renderer, outcome_info
+from twolink_gym.adapters import BoundStepLoop, check_render_mode, draw, new_renderer
 from twolink_gym.codec import check_action
 from twolink_gym.env_config import EnvConfig
 from twolink_gym.imperfections import RANDOMIZABLE
+from twolink_gym.kernel import DISTANCE, REWARD, SUCCESS, TERMINATED, TIP_X, TIP_Y, clip_actions
 from twolink_gym.params import ArmParams
 from twolink_gym.simulation import (
     DecodedObservation,
     Simulation,
     SimulationProperties,
+    StepBuffers,
     decode_observation,
 )
 from twolink_gym.tasks import Evaluation, Task
@@ -92,6 +94,12 @@ class TwoLinkVectorEnv(BoundStepLoop, SimulationProperties, VectorEnv):
     Gymnasium's vector form of a dict entry (as ``SyncVectorEnv`` gives it):
     ``{field: array (num_envs,), "_" + field: mask}`` for every ``ArmParams``
     field, with the mask ``info["_params"]``.
+
+    Every array a step or reset returns is new (no later step writes into
+    it). Some are rows of one fresh block rather than arrays of their own:
+    the reward and ``info["distance"]``, ``terminated`` and
+    ``info["is_success"]``, the reward terms, the masks. Rows do not overlap:
+    an in-place edit of one entry changes no other.
     """
 
     metadata: dict[str, Any] = {  # noqa: RUF012 - Gymnasium's convention
@@ -195,6 +203,10 @@ class TwoLinkVectorEnv(BoundStepLoop, SimulationProperties, VectorEnv):
         self._last_reward = np.zeros(n)
         self._buffers = self.sim.buffers(n)
         self._renderers: list[Any] | None = None
+        # the info's mask keys, "_" + each key (the same keys every step; built once)
+        self._mask_keys: tuple[str, ...] | None = None
+        self._plain_goal_info = type(self.sim.task).goal_info is Task.goal_info
+        self._dt = self.sim.dt
         self._bind_kernel()
 
     # -- accessors -------------------------------------------------------
@@ -287,7 +299,7 @@ class TwoLinkVectorEnv(BoundStepLoop, SimulationProperties, VectorEnv):
             self._actuator.reset()
         self.sim.observe_into(self._arms, self._state, self._goal, self._buffers, self._elapsed)
         obs = self._observe(self._buffers.obs, self._rngs)
-        return obs, self._info(self.sim.evaluation(self._buffers))
+        return obs, self._outcome_info(self._buffers)[2]
 
     def _seed_list(self, seed: Any) -> list[int | None]:
         """One seed per copy from an int or a sequence (numpy integers become ints)."""
@@ -332,16 +344,14 @@ class TwoLinkVectorEnv(BoundStepLoop, SimulationProperties, VectorEnv):
             self._last_action[:] = model.apply(self._last_action, self._actuator, self._rngs, rows)
         self._step_kernel()
         obs = self._observe(self._buffers.obs, self._rngs, rows)
-        outcome = self.sim.evaluation(self._buffers)  # new arrays, not views of the buffers
         self._elapsed += 1
-        terminated = outcome.terminated
+        # new arrays, never views of the buffers the next step overwrites
+        reward, terminated, info = self._outcome_info(self._buffers)
         if self.max_episode_steps is None:
             truncated = np.zeros(n, dtype=bool)
         else:
             truncated = self._elapsed >= self.max_episode_steps
-        reward = outcome.reward
         self._last_reward[:] = reward
-        info = self._info(outcome)
 
         if restart is not None:
             # NextStep: copies that finished last step start anew, ignoring the action
@@ -378,16 +388,18 @@ class TwoLinkVectorEnv(BoundStepLoop, SimulationProperties, VectorEnv):
             On a wrong shape or a NaN or infinite entry (:func:`~twolink_gym.codec.check_action`).
         """
         shape = (self.num_envs, self.sim.action_size)
-        # the common case, a float array of the right shape, without the general checks' copies
-        if not (
+        command = self._last_action
+        # the common case, a float32/64 array of the right shape: checked and clipped in
+        # one compiled pass, without the general checks' copies
+        if (
             type(actions) is np.ndarray
             and actions.shape == shape
-            and actions.dtype.kind == "f"
-            and np.count_nonzero(np.isfinite(actions)) == actions.size
+            and actions.dtype.char in "fd"
+            and shape[1] == 2
+            and clip_actions(actions, command)
         ):
-            actions = check_action(actions, shape)  # raises, or a float64 copy
-        # clipped by two ufunc calls (np.clip's dispatch costs more at small N), in place
-        command = self._last_action
+            return
+        actions = check_action(actions, shape)  # raises, or a float64 copy
         if shape[1] == 2:
             np.minimum(np.maximum(actions, -1.0, out=command), 1.0, out=command)
             return
@@ -430,31 +442,47 @@ class TwoLinkVectorEnv(BoundStepLoop, SimulationProperties, VectorEnv):
         obs[idx] = self._observe(buffers.obs, rngs)
         self._overwrite_info(info, idx, self.sim.evaluation(buffers))
 
-    def _info(self, outcome: Evaluation) -> dict[str, Any]:
-        params: dict[str, Any] | None = None
+    def _outcome_info(
+        self, buffers: StepBuffers
+    ) -> tuple[NDArray[np.float64], NDArray[np.bool_], dict[str, Any]]:
+        """Reward ``(n,)``, terminated ``(n,)`` and info of the kernel's outcome in ``buffers``.
+
+        Every returned array is new (the buffers are rewritten by the next
+        step). Reward, distance and success are rows of one fresh ``(6, n)``
+        block (the transposed outcome), so a caller's in-place edit of one
+        changes no other returned entry; the other entries are copies of their own.
+        """
+        cols = buffers.out.T.copy()
+        flags = cols[TERMINATED : SUCCESS + 1] != 0.0  # rows: terminated, success
+        task = self.sim.task
+        info: dict[str, Any] = {
+            "state": self._state.copy(),
+            "tip": buffers.out[:, TIP_X : TIP_Y + 1].copy(),
+            "distance": cols[DISTANCE],
+            "is_success": flags[1],
+            "time": self._elapsed * self._dt,
+        }
+        if task.goal_size:
+            # the base goal_info reads no extras; an override gets a copy it may keep
+            extras = buffers.extras if self._plain_goal_info else buffers.extras.copy()
+            info.update(task.goal_info(self._goal, extras))
+        terms = buffers.terms.T.copy()  # rows of one fresh block
+        for name, j in task.reported_columns:
+            info[name] = terms[j]
         if self.sim.randomization is not None:
             # Gymnasium's vector form of a dict entry: each field with its mask
-            params = {}
+            params: dict[str, Any] = {}
             field_masks = np.ones((len(RANDOMIZABLE), self.num_envs), dtype=bool)
             for j, field in enumerate(RANDOMIZABLE):
                 params[field] = self._param_table[:, j].copy()
                 params["_" + field] = field_masks[j]
-        info = outcome_info(
-            self.sim,
-            self._state.copy(),
-            outcome.tip,
-            outcome.distance,
-            outcome.success,
-            self._elapsed * self.sim.dt,
-            outcome.terms,
-            self._goal,
-            outcome.extras,
-            params,
-        )
+            info["params"] = params
         # one mask per key (rows of one allocation): editing one leaves the others
-        masks = np.ones((len(info), self.num_envs), dtype=bool)
-        info.update(zip(["_" + key for key in info], masks, strict=True))
-        return info
+        mask_keys = self._mask_keys
+        if mask_keys is None or len(mask_keys) != len(info):
+            mask_keys = self._mask_keys = tuple("_" + key for key in info)
+        info.update(zip(mask_keys, np.ones((len(info), self.num_envs), dtype=bool), strict=True))
+        return cols[REWARD], flags[0], info
 
     def _overwrite_info(
         self, info: dict[str, Any], idx: NDArray[np.intp], fresh: Evaluation

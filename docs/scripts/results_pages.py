@@ -291,8 +291,27 @@ def image(path: str, alt: str) -> str:
 # --------------------------------------------------------------------------- tables
 
 
+def episode_interval(policy: dict[str, Any]) -> str:
+    """A policy's 95 % Wilson interval of its success rate over the episodes, in points.
+
+    ``success_ci`` of its summary; summaries written before it get the interval of
+    their success count (``success_rate`` · ``episodes``, a whole number).
+    """
+    if "success_ci" in policy:
+        low, high = policy["success_ci"]
+    else:
+        from twolink_gym.training.stats import wilson_interval
+
+        n = int(policy["episodes"])
+        low, high = wilson_interval(round(policy["success_rate"] * n), n)
+    return f"[{100 * low:.0f}, {100 * high:.0f}]"
+
+
 def comparison_table(summary: dict[str, Any]) -> str:
-    """The shipped agents and the controllers on one episode set (``twolink compare``'s summary)."""
+    """The shipped agents and the controllers on one episode set (``twolink compare``'s summary).
+
+    Beside the success rate, its 95 % interval over the episode sample (Wilson).
+    """
     task = summary["task"]
     unit = UNITS[task]
     rows = []
@@ -310,13 +329,22 @@ def comparison_table(summary: dict[str, Any]) -> str:
                 fixed(p["settle_time_median"], 2),
             ]
         rows.append(
-            [p["policy"], p["kind"], pct(p["success_rate"]), ret, *dist, effort(p["effort_mean"])]
+            [
+                p["policy"],
+                p["kind"],
+                pct(p["success_rate"]),
+                episode_interval(p),
+                ret,
+                *dist,
+                effort(p["effort_mean"]),
+            ]
         )
     if task == "track":
         header = [
             "policy",
             "kind",
             "success",
+            "95% CI (episodes)",
             "return (mean ± std)",
             f"RMS error median / p90 [{unit}]",
             f"max error median [{unit}]",
@@ -327,6 +355,7 @@ def comparison_table(summary: dict[str, Any]) -> str:
             "policy",
             "kind",
             "success",
+            "95% CI (episodes)",
             "return (mean ± std)",
             f"final distance median / p90 [{unit}]",
             "settled",
