@@ -1,5 +1,5 @@
 # One command each for the main job and the tests; the virtual environment is
-# created on first use (the package with its train, dev and docs extras). torch is
+# created on first use (the package with its train, dev, docs and jax extras). torch is
 # installed first, pinned by constraints.txt.
 PYTHON ?= python3
 VENV   ?= .venv
@@ -17,7 +17,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -c constraints.txt torch==2.13.0
-	$(PY) -m pip install --quiet -c constraints.txt -e ".[train,dev,docs]"
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[train,dev,docs,jax]"
 	touch $@
 
 run: $(VENV)/.installed  ## train and compare on $(CONFIG), replacing its run folder (RUN_ARGS= to keep it)

@@ -270,7 +270,15 @@ def test_every_regeneration_block_is_on_a_page(rp: ModuleType) -> None:
     blocks = rp.regenerate_blocks()
     assert set(blocks) == {
         f"docs/results/{f}"
-        for f in ("reach", "balance", "swingup", "swingup_pendubot", "track", "tracking")
+        for f in (
+            "reach",
+            "balance",
+            "swingup",
+            "swingup_pendubot",
+            "track",
+            "tracking",
+            "unseen",
+        )
     }
     pages = "\n".join(page_text(n) for n in rp.PAGES)
     for folder, commands in blocks.items():

@@ -724,6 +724,7 @@ def test_every_public_function_is_covered():
         "arm_vectors",
         "bias_torques",
         "energies",
+        "has_coulomb",
         "mass_matrix_entries",
     }
     assert public - kernels - {"equilibria"} == set(FUNCTIONS)

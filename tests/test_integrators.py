@@ -9,7 +9,7 @@ from reference_rk4 import numpy_rk4
 from scipy.integrate import simpson, solve_ivp
 
 from twolink_gym import ArmParams, state_derivative, step, total_energy
-from twolink_gym.dynamics import arm_vector
+from twolink_gym.dynamics import arm_vector, has_coulomb
 from twolink_gym.integrators import rk4
 
 DEFAULT = ArmParams()
@@ -177,6 +177,39 @@ def test_rk4_kernel_and_step_equal_anumpy_rk4(substeps):
         want = numpy_rk4(params, x, tau, dt, substeps)
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(step(params, x, tau, dt, substeps), want, rtol=1e-12, atol=1e-12)
+
+
+# arms with and without Coulomb friction (rk4 runs the Coulomb terms only for the former)
+COULOMB_ARMS = {
+    "none": DEFAULT,
+    "both_joints": DEFAULT.replace(coulomb1=0.16, coulomb2=0.12),
+    "joint1": DEFAULT.replace(coulomb1=0.3),
+    "joint2": DEFAULT.replace(coulomb2=0.3),
+    "rotor_only": DEFAULT.replace(rotor_inertia=6.3e-5, gear_ratio=6.0),
+    "rotor_and_coulomb": DEFAULT.replace(
+        rotor_inertia=6.3e-5, gear_ratio=6.0, coulomb1=0.2, coulomb2=0.1
+    ),
+}
+
+
+@pytest.mark.parametrize("name", COULOMB_ARMS)
+def test_rk4_runs_the_coulomb_terms_for_exactly_the_arms_that_have_them(name):
+    params = COULOMB_ARMS[name]
+    arm = arm_vector(params)
+    coulomb = params.coulomb1 != 0.0 or params.coulomb2 != 0.0
+    assert has_coulomb(arm) is coulomb
+    without = params.replace(coulomb1=0.0, coulomb2=0.0)
+    rng = np.random.default_rng(31)
+    for _ in range(20):
+        x = np.concatenate([rng.uniform(-4, 4, 2), rng.uniform(-6, 6, 2)])
+        tau = rng.uniform(-10, 10, 2)
+        got = np.array(rk4(arm, *x.tolist(), *tau.tolist(), DT, 2))
+        # the numpy RK4 over the full vector field (Coulomb terms whenever cf != 0)
+        want = numpy_rk4(params, x, tau, DT, 2)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(step(params, x, tau, DT, 2), want, rtol=1e-12, atol=1e-12)
+        if coulomb:  # the Coulomb terms were run: leaving them out is far off
+            assert np.max(np.abs(got - numpy_rk4(without, x, tau, DT, 2))) > 1e-4
 
 
 def test_rk4_kernel_conserves_like_step():

@@ -8,13 +8,25 @@ rl-baselines3-zoo are understood (and mapped here, once):
   at the end;
 * ``replay_buffer_class: her`` for SB3's ``HerReplayBuffer`` (goal
   relabelling; needs ``env.goal_observation: true``).
+
+The ``sbx_*`` names are the JAX implementations of SBX (``sbx-rl``, the
+optional ``jax`` extra): same SB3 API, callbacks, saving and replay buffers.
+They are imported only when first looked up in :data:`ALGORITHMS`; without JAX
+that look-up raises :class:`BackendNotInstalledError` naming the extra. Before
+JAX is first imported, ``XLA_FLAGS`` is given the flags that keep XLA's CPU
+computations on one thread (:data:`XLA_ONE_THREAD`), unless ``XLA_FLAGS``
+already sets them: one training process uses one core, like torch with
+``train.torch_threads: 1``.
 """
 
 from __future__ import annotations
 
 import copy
+import importlib
 import inspect
-from collections.abc import Mapping
+import os
+import sys
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from sb3_contrib import TQC
@@ -26,14 +38,92 @@ from stable_baselines3.common.vec_env import VecEnv
 
 __all__ = [
     "ALGORITHMS",
+    "JAX_INSTALL_HINT",
     "REPLAY_BUFFERS",
+    "SBX_ALGORITHMS",
+    "XLA_ONE_THREAD",
+    "BackendNotInstalledError",
     "build_model",
     "check_hyperparams",
+    "is_sbx",
     "resolve_hyperparams",
 ]
 
+#: The JAX algorithms by config name: the class name in the ``sbx`` package.
+SBX_ALGORITHMS: dict[str, str] = {
+    "sbx_sac": "SAC",
+    "sbx_tqc": "TQC",
+    "sbx_crossq": "CrossQ",
+    "sbx_ppo": "PPO",
+}
+
+#: How to install the JAX algorithms.
+JAX_INSTALL_HINT = 'pip install "twolink-gym[jax]"'
+
+#: ``XLA_FLAGS`` entries that keep XLA's CPU computations on one thread.
+XLA_ONE_THREAD = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+
+
+class BackendNotInstalledError(ImportError):
+    """An ``sbx_*`` algorithm was chosen but JAX or SBX is not installed."""
+
+
+def is_sbx(name: str) -> bool:
+    """Whether the config name ``name`` is one of the JAX algorithms (:data:`SBX_ALGORITHMS`)."""
+    return name in SBX_ALGORITHMS
+
+
+def _limit_xla_threads() -> None:
+    """Add :data:`XLA_ONE_THREAD` to ``XLA_FLAGS`` if JAX is not imported yet and they are unset."""
+    if "jax" in sys.modules:
+        return
+    flags = os.environ.get("XLA_FLAGS", "")
+    if "xla_cpu_multi_thread_eigen" in flags or "intra_op_parallelism_threads" in flags:
+        return
+    os.environ["XLA_FLAGS"] = f"{flags} {XLA_ONE_THREAD}".strip()
+
+
+def _sbx_class(name: str) -> type[BaseAlgorithm]:
+    """The SBX class of the config name ``name``, imported on first use."""
+    _limit_xla_threads()
+    try:
+        module = importlib.import_module("sbx")
+    except ImportError as exc:
+        raise BackendNotInstalledError(
+            f"algorithm {name!r} is SBX's JAX implementation, and SBX (sbx-rl) with JAX is "
+            f"not installed ({exc}); install it with: {JAX_INSTALL_HINT}"
+        ) from exc
+    cls: type[BaseAlgorithm] = getattr(module, SBX_ALGORITHMS[name])
+    return cls
+
+
+class _Algorithms(Mapping[str, type[BaseAlgorithm]]):
+    """Config name -> algorithm class; the SBX classes are imported when looked up."""
+
+    def __init__(self, sb3: Mapping[str, type[BaseAlgorithm]]) -> None:
+        self._sb3 = dict(sb3)
+
+    def __getitem__(self, name: str) -> type[BaseAlgorithm]:
+        if name in self._sb3:
+            return self._sb3[name]
+        if name in SBX_ALGORITHMS:
+            return _sbx_class(name)
+        raise KeyError(name)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._sb3
+        yield from SBX_ALGORITHMS
+
+    def __len__(self) -> int:
+        return len(self._sb3) + len(SBX_ALGORITHMS)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._sb3 or name in SBX_ALGORITHMS
+
+
 #: Algorithm classes by config name: the only place these names are mapped to code.
-ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"ppo": PPO, "sac": SAC, "tqc": TQC}
+#: The ``sbx_*`` entries import SBX (JAX) when looked up: see :class:`BackendNotInstalledError`.
+ALGORITHMS: Mapping[str, type[BaseAlgorithm]] = _Algorithms({"ppo": PPO, "sac": SAC, "tqc": TQC})
 
 #: Replay buffer classes by config name (``algo.hyperparams.replay_buffer_class``).
 REPLAY_BUFFERS: dict[str, type[ReplayBuffer]] = {"her": HerReplayBuffer}
@@ -54,6 +144,11 @@ def check_hyperparams(name: str, hyperparams: Mapping[str, Any]) -> None:
         A key of :data:`ALGORITHMS`.
     hyperparams : mapping
         Constructor keyword arguments.
+
+    Raises
+    ------
+    BackendNotInstalledError
+        For an ``sbx_*`` algorithm without JAX: its signature cannot be read.
     """
     if name not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {name!r}; valid algorithms are {sorted(ALGORITHMS)}")

@@ -166,7 +166,9 @@ class AlgoConfig:
     Attributes
     ----------
     name : str
-        ``"ppo"`` or ``"sac"``.
+        ``"ppo"``, ``"sac"``, ``"tqc"`` (PyTorch, stable-baselines3 and
+        sb3-contrib) or ``"sbx_sac"``, ``"sbx_tqc"``, ``"sbx_crossq"``,
+        ``"sbx_ppo"`` (JAX, SBX; the ``jax`` extra).
     policy : str
         SB3 policy class name.
     hyperparams : dict
@@ -471,15 +473,21 @@ def _validate_evaluation(cfg: EvalConfig) -> None:
 
 def _validate(cfg: RunConfig) -> None:
     """Check values that have a type but also a range or a fixed set of choices."""
-    from twolink_gym.training.algorithms import ALGORITHMS, check_hyperparams
+    from twolink_gym.training.algorithms import (
+        ALGORITHMS,
+        BackendNotInstalledError,
+        check_hyperparams,
+    )
 
     src = cfg.source
     if cfg.algo.name not in ALGORITHMS:
         raise ConfigError(
-            f"{src}: algo.name must be one of {sorted(ALGORITHMS)}, got {cfg.algo.name!r}"
+            f"{src}: algo.name must be one of {list(ALGORITHMS)}, got {cfg.algo.name!r}"
         )
     try:
         check_hyperparams(cfg.algo.name, cfg.algo.hyperparams)
+    except BackendNotInstalledError as exc:
+        raise ConfigError(f"{src}: algo.name: {exc}") from exc
     except ValueError as exc:
         raise ConfigError(f"{src}: algo.hyperparams: {exc}") from exc
     positive = {

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from twolink_gym.training.algorithms import ALGORITHMS, resolve_hyperparams
+from twolink_gym.training.algorithms import ALGORITHMS, is_sbx, resolve_hyperparams
 from twolink_gym.training.config import RunConfig, config_from_dict
 
 from twolink_gym.pretrained import CARD_FILE, AgentCard
@@ -304,6 +304,9 @@ def export_agent(
         If ``run_dir`` has neither ``model.zip`` nor ``policy.pt``, or no ``config.yaml``.
     FileExistsError
         If ``out_dir`` exists and ``overwrite`` is false.
+    ValueError
+        If the run was trained with an ``sbx_*`` (JAX) algorithm: its policy is
+        no PyTorch module, so it has no ``policy.pt``.
 
     Notes
     -----
@@ -323,6 +326,13 @@ def export_agent(
     if out.exists() and not overwrite:
         raise FileExistsError(f"{out} exists; pass --overwrite to replace it")
     cfg = config_from_dict(yaml.safe_load((src / CONFIG_FILE).read_text()), str(src / CONFIG_FILE))
+    if is_sbx(cfg.algo.name):
+        raise ValueError(
+            f"export: {src} was trained with algo.name={cfg.algo.name!r} (SBX, JAX), whose "
+            f"policy is not a PyTorch module and cannot be written as {POLICY_FILE}; only the "
+            f"PyTorch algorithms {[n for n in ALGORITHMS if not is_sbx(n)]} can be exported. "
+            "The run folder itself works as a policy in `twolink evaluate` and `twolink compare`"
+        )
     trained, vec = _load_source(src, cfg)
     policy = normalized_policy(cfg, trained, vec)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -6,6 +6,7 @@ A run folder holds::
     model.zip            the final model (also written on Ctrl-C)
     vecnormalize.pkl     observation-normalisation statistics, if used
     eval/evaluations.npz periodic evaluations (timesteps, returns, successes)
+    eval/time_log.csv    each periodic evaluation with its cumulative wall times
     replay_buffer.pkl    the SAC replay buffer at the end (also written on Ctrl-C)
     checkpoints/         periodic checkpoints (model, statistics, SAC replay buffer)
     tb/                  TensorBoard logs
@@ -52,12 +53,16 @@ from twolink_gym.training.envs import make_training_env
 __all__ = [
     "MODEL_FILE",
     "REPLAY_BUFFER_FILE",
+    "TIME_LOG_COLUMNS",
+    "TIME_LOG_FILE",
     "VECNORM_FILE",
     "ResumePoint",
     "RunExistsError",
+    "TimedEvalCallback",
     "TrainResult",
     "find_resume_point",
     "planned_timesteps",
+    "read_time_log",
     "rollout_steps",
     "train",
 ]
@@ -69,6 +74,8 @@ CONFIG_FILE = "config.yaml"
 SUMMARY_FILE = "train_summary.json"
 CHECKPOINT_DIR = "checkpoints"
 EVAL_DIR = "eval"
+#: The periodic evaluations with their wall times (see :class:`TimedEvalCallback`).
+TIME_LOG_FILE = "time_log.csv"
 
 #: What training (and ``twolink run``'s comparison) writes into a run folder:
 #: what ``overwrite`` replaces. Anything else in the folder is left alone.
@@ -403,6 +410,191 @@ def _restore_evaluations(callback: EvalCallback, path: Path, upto: int) -> None:
         print(f"resume: could not read the earlier evaluations in {path} ({exc}); starting afresh")
 
 
+#: The columns of ``eval/time_log.csv``, one row per periodic evaluation (see
+#: :class:`TimedEvalCallback` for their meaning and units).
+TIME_LOG_COLUMNS = (
+    "timesteps",
+    "train_time_s",
+    "eval_time_s",
+    "wall_time_s",
+    "success_rate",
+    "mean_return",
+    "episodes",
+)
+
+
+class TimedEvalCallback(EvalCallback):
+    """SB3's ``EvalCallback`` that also logs the wall time of every periodic evaluation.
+
+    After each evaluation it rewrites ``<log_path>/time_log.csv`` (beside SB3's
+    ``evaluations.npz``), one row per evaluation, columns :data:`TIME_LOG_COLUMNS`:
+
+    - ``timesteps``: environment steps (summed over the envs) at the evaluation;
+    - ``train_time_s``: cumulative wall time of training when the evaluation
+      started, the periodic evaluations' own time excluded [s];
+    - ``eval_time_s``: cumulative wall time spent in periodic evaluations, this
+      one included [s];
+    - ``wall_time_s``: ``train_time_s + eval_time_s``, the wall time since
+      training started when this evaluation ended [s];
+    - ``success_rate``: fraction of the evaluation's episodes that succeeded
+      (NaN if the task reports no ``is_success``);
+    - ``mean_return``: mean episode return of the evaluation;
+    - ``episodes``: number of evaluation episodes.
+
+    The clock starts when ``learn`` starts (``_on_training_start``); a resumed
+    run continues the counts of its earlier segments from ``train_offset_s``
+    and ``eval_offset_s`` and keeps their rows (``rows``).
+
+    Parameters
+    ----------
+    *args, **kwargs
+        ``EvalCallback``'s arguments; ``log_path`` must be given.
+    train_offset_s, eval_offset_s : float
+        Training and evaluation time of the earlier segments of the run [s].
+    rows : list of dict, optional
+        The earlier segments' rows (keys :data:`TIME_LOG_COLUMNS`).
+    """
+
+    def __init__(
+        self,
+        *args: Any,
+        train_offset_s: float = 0.0,
+        eval_offset_s: float = 0.0,
+        rows: list[dict[str, float]] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        if self.log_path is None:
+            raise ValueError("TimedEvalCallback needs log_path (the run's eval/ folder)")
+        self._time_log = Path(self.log_path).parent / TIME_LOG_FILE
+        self.train_offset_s = float(train_offset_s)
+        self.eval_offset_s = float(eval_offset_s)
+        self.rows: list[dict[str, float]] = list(rows or [])
+        #: Wall time spent in this segment's periodic evaluations [s].
+        self.segment_eval_time_s = 0.0
+        self._clock_start = time.perf_counter()
+
+    def _on_training_start(self) -> None:
+        super()._on_training_start()
+        self._clock_start = time.perf_counter()
+
+    def _on_step(self) -> bool:
+        before = len(self.evaluations_timesteps)
+        started = time.perf_counter()
+        continue_training = super()._on_step()
+        if len(self.evaluations_timesteps) == before:
+            return continue_training
+        ended = time.perf_counter()
+        train_time = self.train_offset_s + (started - self._clock_start) - self.segment_eval_time_s
+        self.segment_eval_time_s += ended - started
+        eval_time = self.eval_offset_s + self.segment_eval_time_s
+        n = len(self.evaluations_timesteps)
+        returns = self.evaluations_results[-1]
+        success = (
+            float(np.mean(self.evaluations_successes[-1]))
+            if len(self.evaluations_successes) == n
+            else math.nan
+        )
+        self.rows.append(
+            {
+                "timesteps": int(self.num_timesteps),
+                "train_time_s": round(train_time, 3),
+                "eval_time_s": round(eval_time, 3),
+                "wall_time_s": round(train_time + eval_time, 3),
+                "success_rate": success,
+                "mean_return": float(np.mean(returns)),
+                "episodes": len(returns),
+            }
+        )
+        _write_time_log(self._time_log, self.rows)
+        return continue_training
+
+
+def _write_time_log(path: Path, rows: list[dict[str, float]]) -> None:
+    lines = [",".join(TIME_LOG_COLUMNS)]
+    lines += [",".join(str(row[k]) for k in TIME_LOG_COLUMNS) for row in rows]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def read_time_log(run_dir: str | Path) -> dict[str, np.ndarray] | None:
+    """The periodic evaluations of a run with their wall times; None if it logged none.
+
+    Parameters
+    ----------
+    run_dir : str or Path
+        A run folder (``<run_dir>/eval/time_log.csv`` is read).
+
+    Returns
+    -------
+    dict of str to ndarray or None
+        One array of shape ``(n_evaluations,)`` per column of
+        :data:`TIME_LOG_COLUMNS` (see :class:`TimedEvalCallback`), in
+        evaluation order.
+
+    Raises
+    ------
+    ValueError
+        If the file lacks one of the columns.
+    """
+    path = Path(run_dir) / EVAL_DIR / TIME_LOG_FILE
+    if not path.is_file():
+        return None
+    lines = [line for line in path.read_text().splitlines() if line.strip()]
+    header = lines[0].split(",")
+    missing = [k for k in TIME_LOG_COLUMNS if k not in header]
+    if missing:
+        raise ValueError(f"{path}: missing columns {missing}; expected {list(TIME_LOG_COLUMNS)}")
+    values = np.array([[float(v) for v in line.split(",")] for line in lines[1:]]).reshape(
+        -1, len(header)
+    )
+    return {k: values[:, header.index(k)] for k in TIME_LOG_COLUMNS}
+
+
+def _earlier_time(run_dir: Path, upto: int) -> tuple[float, float, list[dict[str, float]]]:
+    """Training and evaluation time of a run up to ``upto`` timesteps, and its rows up to there.
+
+    The times are interpolated in timesteps between the run's known points:
+    the start (0 s), its logged evaluations and its summary's end of training.
+    Resuming from the final model gives the summary's totals exactly; from a
+    checkpoint, the time at the checkpoint's step count (the training after
+    it, which the resumed run repeats, is not counted).
+    """
+    steps, train_t, eval_t = [0.0], [0.0], [0.0]
+    log = read_time_log(run_dir)
+    rows: list[dict[str, float]] = []
+    if log is not None:
+        steps += list(log["timesteps"])
+        train_t += list(log["train_time_s"])
+        eval_t += list(log["eval_time_s"])
+        for i in np.flatnonzero(log["timesteps"] <= upto):
+            rows.append({k: log[k][i].item() for k in TIME_LOG_COLUMNS})
+            rows[-1]["timesteps"] = int(rows[-1]["timesteps"])
+            rows[-1]["episodes"] = int(rows[-1]["episodes"])
+    try:
+        summary = json.loads((run_dir / SUMMARY_FILE).read_text())
+        steps.append(float(summary["timesteps"]))
+        train_t.append(float(summary.get("cumulative_train_time_s", summary["wall_time_s"])))
+        eval_t.append(float(summary.get("cumulative_eval_time_s", 0.0)))
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    order = np.argsort(steps, kind="stable")
+    xs = np.asarray(steps)[order]
+    train_s = float(np.interp(upto, xs, np.asarray(train_t)[order]))
+    eval_s = float(np.interp(upto, xs, np.asarray(eval_t)[order]))
+    return train_s, eval_s, rows
+
+
+def _cpu_model() -> str:
+    """The CPU's model name (Linux ``/proc/cpuinfo``), else ``platform.processor()``."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def machine_description() -> dict[str, Any]:
     """CPU count, platform and library versions, for the run summary."""
     import stable_baselines3
@@ -415,7 +607,18 @@ def machine_description() -> dict[str, Any]:
         "torch": torch.__version__,
         "stable_baselines3": stable_baselines3.__version__,
         "torch_threads": torch.get_num_threads(),
+        **_jax_description(),
     }
+
+
+def _jax_description() -> dict[str, Any]:
+    """JAX's version and ``XLA_FLAGS``, if JAX was imported (an ``sbx_*`` algorithm), else ``{}``."""
+    import sys
+
+    jax = sys.modules.get("jax")
+    if jax is None:
+        return {}
+    return {"jax": jax.__version__, "xla_flags": os.environ.get("XLA_FLAGS", "")}
 
 
 def train(
@@ -520,8 +723,10 @@ def train(
     off_policy = isinstance(model, OffPolicyAlgorithm)
 
     callbacks: list[BaseCallback] = []
+    earlier = _earlier_time(point.run_dir, start_steps) if point is not None else (0.0, 0.0, [])
+    evaluation: TimedEvalCallback | None = None
     if tc.eval_freq:
-        evaluation = EvalCallback(
+        evaluation = TimedEvalCallback(
             eval_env,
             n_eval_episodes=tc.eval_episodes,
             eval_freq=max(tc.eval_freq // tc.n_envs, 1),
@@ -530,6 +735,9 @@ def train(
             deterministic=True,
             verbose=0,
             callback_after_eval=after_eval,
+            train_offset_s=earlier[0],
+            eval_offset_s=earlier[1],
+            rows=earlier[2],
         )
         if point is not None:
             _restore_evaluations(evaluation, run_dir / EVAL_DIR / "evaluations.npz", start_steps)
@@ -579,6 +787,7 @@ def train(
     if off_policy:
         model.save_replay_buffer(str(run_dir / REPLAY_BUFFER_FILE))  # type: ignore[attr-defined]
     steps = model.num_timesteps - start_steps
+    eval_time = evaluation.segment_eval_time_s if evaluation is not None else 0.0
     summary = {
         "run": cfg.run_name,
         "task": cfg.env.task,
@@ -590,6 +799,15 @@ def train(
         "rollout_steps": chunk,
         "wall_time_s": round(wall, 2),
         "steps_per_s": round(steps / wall, 1) if wall > 0 else None,
+        # wall_time_s is this segment's, periodic evaluations included; the
+        # cumulative times add the earlier segments' of a resumed run and split
+        # training from periodic evaluation (as eval/time_log.csv does)
+        "eval_time_s": round(eval_time, 2),
+        "cumulative_train_time_s": round(earlier[0] + wall - eval_time, 2),
+        "cumulative_eval_time_s": round(earlier[1] + eval_time, 2),
+        "cumulative_wall_time_s": round(earlier[0] + earlier[1] + wall, 2),
+        "load_average": [round(v, 2) for v in os.getloadavg()],
+        "cpu_model": _cpu_model(),
         "interrupted": interrupted,
         "resumed_from": str(resume) if resume is not None else None,
         "resumed_at": start_steps if point is not None else None,

@@ -19,7 +19,12 @@ kernels :func:`mass_matrix_entries`, :func:`bias_torques`,
 :func:`accelerations` and :func:`energies` (numba; see
 :mod:`twolink_gym._jit`); they take the arm as an *arm vector*
 (:data:`ARM_VECTOR_FIELDS`), so a batch of arms with different parameters runs
-in one compiled loop. The step kernel of the environments calls them per arm,
+in one compiled loop. The bias torques and the accelerations are written with
+a flag, a constant at each call site, that leaves the Coulomb terms out: the
+integrators compile the same source twice, with and without them, and run the
+second for an arm whose Coulomb coefficients are 0 (:func:`has_coulomb`),
+where the terms would add exact zeros at the cost of a branch and a call per
+evaluation. The step kernel of the environments calls them per arm,
 and the batched functions of this module run them in compiled loops over
 flattened arrays.
 """
@@ -55,6 +60,7 @@ __all__ = [
     "friction_torque",
     "gravity_jacobian",
     "gravity_torque",
+    "has_coulomb",
     "inverse_dynamics",
     "kinetic_energy",
     "linearize",
@@ -158,6 +164,28 @@ def mass_matrix_entries(arm: Array, c2: Any) -> tuple[Any, Any, Any]:
     return arm[_A] + 2.0 * arm[_B] * c2, arm[_E] + arm[_B] * c2, arm[_D] + 0.0 * c2
 
 
+@kernel(inline=True)
+def _bias_torques(
+    arm: Array, c1: Any, c12: Any, s2: Any, dq1: Any, dq2: Any, coulomb: bool
+) -> tuple[Any, Any]:
+    """:func:`bias_torques`, with the Coulomb terms only if ``coulomb``.
+
+    ``coulomb`` is a constant at every call site (numba inlines this function
+    into its callers, so the compiler removes the branch): ``False`` gives the
+    same numbers as ``True`` for an arm whose Coulomb coefficients are 0.
+    """
+    h = -arm[_B] * s2
+    g12 = arm[_G2] * c12
+    b1 = h * (2.0 * dq1 * dq2 + dq2 * dq2) + arm[_G1] * c1 + g12 + arm[_F1] * dq1
+    b2 = -h * dq1 * dq1 + g12 + arm[_F2] * dq2
+    if coulomb:
+        if arm[_CF1] != 0.0:
+            b1 = b1 + arm[_CF1] * np.arctan(COULOMB_SHARPNESS * dq1)
+        if arm[_CF2] != 0.0:
+            b2 = b2 + arm[_CF2] * np.arctan(COULOMB_SHARPNESS * dq2)
+    return b1, b2
+
+
 @kernel()
 def bias_torques(arm: Array, c1: Any, c12: Any, s2: Any, dq1: Any, dq2: Any) -> tuple[Any, Any]:
     """``C(q, dq) dq + G(q) + F(dq)`` [N·m], from ``cos q1``, ``cos(q1 + q2)``, ``sin q2``.
@@ -165,15 +193,41 @@ def bias_torques(arm: Array, c1: Any, c12: Any, s2: Any, dq1: Any, dq2: Any) -> 
     ``F(dq)_i = fi dqi + cfi atan(100 dqi)``; the Coulomb term is skipped when
     ``cfi == 0`` (it would add an exact zero).
     """
-    h = -arm[_B] * s2
-    g12 = arm[_G2] * c12
-    b1 = h * (2.0 * dq1 * dq2 + dq2 * dq2) + arm[_G1] * c1 + g12 + arm[_F1] * dq1
-    b2 = -h * dq1 * dq1 + g12 + arm[_F2] * dq2
-    if arm[_CF1] != 0.0:
-        b1 = b1 + arm[_CF1] * np.arctan(COULOMB_SHARPNESS * dq1)
-    if arm[_CF2] != 0.0:
-        b2 = b2 + arm[_CF2] * np.arctan(COULOMB_SHARPNESS * dq2)
-    return b1, b2
+    return _bias_torques(arm, c1, c12, s2, dq1, dq2, True)
+
+
+@kernel()
+def has_coulomb(arm: Array) -> bool:
+    """Whether an arm vector has a nonzero Coulomb coefficient (``cf1`` or ``cf2``)."""
+    return arm[_CF1] != 0.0 or arm[_CF2] != 0.0
+
+
+@kernel(inline=True)
+def _accelerations(
+    arm: Array,
+    q1: Any,
+    q2: Any,
+    dq1: Any,
+    dq2: Any,
+    tau1: Any,
+    tau2: Any,
+    coulomb: bool,
+) -> tuple[Any, Any]:
+    """:func:`accelerations`, with the Coulomb terms only if ``coulomb`` (a call-site constant).
+
+    ``coulomb=False`` is the same model for an arm without Coulomb friction
+    (:func:`has_coulomb` false), compiled without the Coulomb terms' branches:
+    :func:`twolink_gym.integrators.rk4` picks it once per arm and step.
+    """
+    s1, c1 = sincos(q1)
+    s2, c2 = sincos(q2)
+    c12 = c1 * c2 - s1 * s2
+    m11, m12, m22 = mass_matrix_entries(arm, c2)
+    b1, b2 = _bias_torques(arm, c1, c12, s2, dq1, dq2, coulomb)
+    r1 = tau1 - b1
+    r2 = tau2 - b2
+    det = m11 * m22 - m12 * m12
+    return (m22 * r1 - m12 * r2) / det, (m11 * r2 - m12 * r1) / det
 
 
 @kernel()
@@ -182,8 +236,9 @@ def accelerations(
 ) -> tuple[Any, Any]:
     """Joint accelerations ``M⁻¹ (tau - C dq - G - F(dq))`` [rad/s²] of one arm.
 
-    The one copy of the equations of motion: the step kernel, the integrators
-    and the batched functions of this module all call it. Float or complex
+    The one copy of the equations of motion (written in :func:`_accelerations`,
+    which the integrators call directly): the step kernel, the integrators
+    and the batched functions of this module all run it. Float or complex
     scalars (complex for :func:`linearize`'s complex step); the 2x2 system is
     solved in closed form.
 
@@ -196,15 +251,7 @@ def accelerations(
     tau1, tau2 : float
         Joint torques [N·m].
     """
-    s1, c1 = sincos(q1)
-    s2, c2 = sincos(q2)
-    c12 = c1 * c2 - s1 * s2
-    m11, m12, m22 = mass_matrix_entries(arm, c2)
-    b1, b2 = bias_torques(arm, c1, c12, s2, dq1, dq2)
-    r1 = tau1 - b1
-    r2 = tau2 - b2
-    det = m11 * m22 - m12 * m12
-    return (m22 * r1 - m12 * r2) / det, (m11 * r2 - m12 * r1) / det
+    return _accelerations(arm, q1, q2, dq1, dq2, tau1, tau2, True)
 
 
 @kernel()
@@ -241,7 +288,7 @@ def _inverse_dynamics_loop(
         s1, c1 = sincos(q1[i])
         s2, c2 = sincos(q2[i])
         m11, m12, m22 = mass_matrix_entries(arm, c2)
-        b1, b2 = bias_torques(arm, c1, c1 * c2 - s1 * s2, s2, dq1[i], dq2[i])
+        b1, b2 = _bias_torques(arm, c1, c1 * c2 - s1 * s2, s2, dq1[i], dq2[i], True)
         out[i, 0] = m11 * a1[i] + m12 * a2[i] + b1
         out[i, 1] = m12 * a1[i] + m22 * a2[i] + b2
 
@@ -327,8 +374,8 @@ def gravity_torque(params: ArmParams, q: ArrayLike) -> Array:
     """Gravity torques ``G(q) = dV/dq`` [N·m], shape ``(..., 2)`` (:func:`bias_torques` at rest)."""
     q1, q2 = _split2(q, "q")
     zero = np.zeros_like(q1)
-    g1, g2 = python_source(bias_torques)(
-        arm_vector(params), np.cos(q1), np.cos(q1 + q2), zero, zero, zero
+    g1, g2 = python_source(_bias_torques)(
+        arm_vector(params), np.cos(q1), np.cos(q1 + q2), zero, zero, zero, True
     )
     return np.stack([g1, g2], -1)
 

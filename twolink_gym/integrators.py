@@ -10,20 +10,54 @@ the drift by about 30).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from twolink_gym._arrays import as_vectors, positive_integer, positive_number
 from twolink_gym._jit import kernel
-from twolink_gym.dynamics import accelerations, arm_vector
+from twolink_gym.dynamics import _accelerations, arm_vector, has_coulomb
 from twolink_gym.params import ArmParams
 
 __all__ = ["rk4", "step"]
 
 
+@kernel(inline=True)
+def _rk4(
+    arm: Any,
+    q1: float,
+    q2: float,
+    dq1: float,
+    dq2: float,
+    tau1: float,
+    tau2: float,
+    dt: float,
+    substeps: int,
+    coulomb: bool,
+) -> tuple[float, float, float, float]:
+    """:func:`rk4` on :func:`twolink_gym.dynamics._accelerations` with ``coulomb`` (a constant)."""
+    h = dt / substeps
+    half = 0.5 * h
+    sixth = h / 6.0
+    for _ in range(substeps):
+        a1, b1 = _accelerations(arm, q1, q2, dq1, dq2, tau1, tau2, coulomb)
+        v1, w1 = dq1 + half * a1, dq2 + half * b1
+        a2, b2 = _accelerations(arm, q1 + half * dq1, q2 + half * dq2, v1, w1, tau1, tau2, coulomb)
+        v2, w2 = dq1 + half * a2, dq2 + half * b2
+        a3, b3 = _accelerations(arm, q1 + half * v1, q2 + half * w1, v2, w2, tau1, tau2, coulomb)
+        v3, w3 = dq1 + h * a3, dq2 + h * b3
+        a4, b4 = _accelerations(arm, q1 + h * v2, q2 + h * w2, v3, w3, tau1, tau2, coulomb)
+        q1 = q1 + sixth * (dq1 + 2.0 * (v1 + v2) + v3)
+        q2 = q2 + sixth * (dq2 + 2.0 * (w1 + w2) + w3)
+        dq1 = dq1 + sixth * (a1 + 2.0 * (a2 + a3) + a4)
+        dq2 = dq2 + sixth * (b1 + 2.0 * (b2 + b3) + b4)
+    return q1, q2, dq1, dq2
+
+
 @kernel()
 def rk4(
-    arm: NDArray[np.float64],
+    arm: Any,
     q1: float,
     q2: float,
     dq1: float,
@@ -37,12 +71,18 @@ def rk4(
 
     The accelerations come from the single copy of the equations of motion,
     :func:`twolink_gym.dynamics.accelerations`; the step kernel of the
-    environments and :func:`step` call this function.
+    environments and :func:`step` call this function. It looks at the arm's
+    Coulomb coefficients once (:func:`twolink_gym.dynamics.has_coulomb`) and
+    runs the sub-steps compiled with the Coulomb terms, or, for an arm without
+    Coulomb friction, compiled without them (the same numbers, fewer
+    instructions: the terms would add exact zeros).
 
     Parameters
     ----------
-    arm : ndarray, shape (9,)
-        The arm vector (:func:`twolink_gym.dynamics.arm_vector`).
+    arm : ndarray, shape (12,), or Arm
+        The arm vector (:func:`twolink_gym.dynamics.arm_vector`), or its
+        entries as the named tuple :class:`twolink_gym.kernel.Arm` (what the
+        step loops pass: a tuple of floats costs no reference counting).
     q1, q2, dq1, dq2 : float
         State [rad, rad, rad/s, rad/s].
     tau1, tau2 : float
@@ -57,22 +97,9 @@ def rk4(
     tuple of 4 floats
         ``(q1, q2, dq1, dq2)`` after the step.
     """
-    h = dt / substeps
-    half = 0.5 * h
-    sixth = h / 6.0
-    for _ in range(substeps):
-        a1, b1 = accelerations(arm, q1, q2, dq1, dq2, tau1, tau2)
-        v1, w1 = dq1 + half * a1, dq2 + half * b1
-        a2, b2 = accelerations(arm, q1 + half * dq1, q2 + half * dq2, v1, w1, tau1, tau2)
-        v2, w2 = dq1 + half * a2, dq2 + half * b2
-        a3, b3 = accelerations(arm, q1 + half * v1, q2 + half * w1, v2, w2, tau1, tau2)
-        v3, w3 = dq1 + h * a3, dq2 + h * b3
-        a4, b4 = accelerations(arm, q1 + h * v2, q2 + h * w2, v3, w3, tau1, tau2)
-        q1 = q1 + sixth * (dq1 + 2.0 * (v1 + v2) + v3)
-        q2 = q2 + sixth * (dq2 + 2.0 * (w1 + w2) + w3)
-        dq1 = dq1 + sixth * (a1 + 2.0 * (a2 + a3) + a4)
-        dq2 = dq2 + sixth * (b1 + 2.0 * (b2 + b3) + b4)
-    return q1, q2, dq1, dq2
+    if has_coulomb(arm):
+        return _rk4(arm, q1, q2, dq1, dq2, tau1, tau2, dt, substeps, True)
+    return _rk4(arm, q1, q2, dq1, dq2, tau1, tau2, dt, substeps, False)
 
 
 @kernel()

@@ -282,6 +282,46 @@ def _to_row_overload(values, row):  # type: ignore[no-untyped-def,unused-ignore]
     return namespace["impl"]
 
 
+def _from_row(cls: Any, matrix: Array, i: int) -> Any:
+    """``from_vector(cls, matrix[i])``, read entry by entry (compiled: no row view)."""
+    return from_vector(cls, matrix[i])
+
+
+@overload(_from_row)
+def _from_row_overload(cls, matrix, i):  # type: ignore[no-untyped-def,unused-ignore]  # numba matches names
+    if not isinstance(cls, types.NamedTupleClass):
+        return None
+    items = []
+    for j, kind in enumerate(_field_kinds(cls.instance_class)):
+        if kind is bool:
+            items.append(f"matrix[i, {j}] != 0.0")
+        elif kind is int:
+            items.append(f"int(matrix[i, {j}])")
+        else:
+            items.append(f"matrix[i, {j}]")
+    source = "def impl(cls, matrix, i):\n    return cls(" + "".join(f"{x}, " for x in items) + ")\n"
+    namespace: dict[str, Any] = {}
+    exec(source, namespace)
+    return namespace["impl"]
+
+
+def _to_row_of(values: Any, matrix: Array, i: int) -> None:
+    """``to_row(values, matrix[i])``, written entry by entry (compiled: no row view)."""
+    to_row(values, matrix[i])
+
+
+@overload(_to_row_of)
+def _to_row_of_overload(values, matrix, i):  # type: ignore[no-untyped-def,unused-ignore]  # numba matches names
+    if not isinstance(values, types.BaseTuple):
+        return None
+    body = (
+        "".join(f"    matrix[i, {j}] = values[{j}]\n" for j in range(len(values))) or "    pass\n"
+    )
+    namespace: dict[str, Any] = {}
+    exec("def impl(values, matrix, i):\n" + body, namespace)
+    return namespace["impl"]
+
+
 @kernel()
 def clip_actions(actions: NDArray[np.floating[Any]], command: Array) -> bool:
     """Clip ``actions`` ``(n, m)`` to ``[-1, 1]`` into ``command`` ``(n, m)``, if all finite.
@@ -312,88 +352,6 @@ Memory: Any = None
 ADVANCE = True
 
 
-@kernel(cache=False, inline=True)
-def _arm_step(
-    kernel_fn: Any,
-    options_cls: Any,
-    memory_cls: Any,
-    advance: bool,
-    i: int,
-    arms: Array,
-    config: Array,
-    options: Array,
-    steps: NDArray[np.int64],
-    state: Array,
-    action: Array,
-    goal: Array,
-    memory: Array,
-    obs: NDArray[np.float32],
-    out: Array,
-    terms: Array,
-    extras: Array,
-) -> None:
-    """Arm ``i``: (step: RK4 and speed limit,) the task kernel, its outcome and observation."""
-    arm = arms[i]
-    x = state[i]
-    q1, q2, dq1, dq2 = x[0], x[1], x[2], x[3]
-    a1, a2 = action[i, 0], action[i, 1]
-    if advance:
-        q1, q2, dq1, dq2 = rk4(
-            arm,
-            q1,
-            q2,
-            dq1,
-            dq2,
-            a1 * config[_TORQUE1],
-            a2 * config[_TORQUE2],
-            config[_DT],
-            int(config[_SUBSTEPS]),
-        )
-        limit = config[_MAX_SPEED]
-        dq1 = min(max(dq1, -limit), limit)
-        dq2 = min(max(dq2, -limit), limit)
-        x[0] = q1
-        x[1] = q2
-        x[2] = dq1
-        x[3] = dq2
-        t = (steps[i] + 1) * config[_DT]
-    else:
-        t = steps[i] * config[_DT]
-    s1, c1 = sincos(q1)
-    s2, c2 = sincos(q2)
-    c12 = c1 * c2 - s1 * s2
-    s12 = s1 * c2 + c1 * s2
-    step = Step(t, q1, q2, dq1, dq2, c1, s1, c12, s12, a1, a2)
-    ex = extras[i]
-    outcome, reward_terms, new_memory = kernel_fn(
-        from_vector(Arm, arm),
-        from_vector(options_cls, options),
-        step,
-        goal[i],
-        from_vector(memory_cls, memory[i]),
-        ex,
-    )
-    to_row(reward_terms, terms[i])
-    to_row(new_memory, memory[i])
-    tip_x, tip_y = tip_from_trig(arm, c1, s1, c12, s12)
-    row = out[i]
-    row[REWARD] = outcome.reward
-    row[DISTANCE] = outcome.distance
-    row[TIP_X] = tip_x
-    row[TIP_Y] = tip_y
-    row[TERMINATED] = 1.0 if outcome.terminated else 0.0
-    row[SUCCESS] = 1.0 if outcome.success else 0.0
-    ob = obs[i]
-    ob[0] = c1
-    ob[1] = s1
-    ob[2] = c2
-    ob[3] = s2
-    ob[4] = dq1
-    ob[5] = dq2
-    for j in range(ex.shape[0]):
-        ob[6 + j] = ex[j]
-
-
 def _loop_template(
     arms: Array,
     config: Array,
@@ -408,28 +366,63 @@ def _loop_template(
     terms: Array,
     extras: Array,
 ) -> None:
-    """Every arm of the batch (see the module notes); copies bind the module's globals."""
+    """Every arm of the batch (see the module notes); copies bind the module's globals.
+
+    Per arm: (step: RK4 and the speed limit,) the task kernel, its outcome and
+    the observation. The arrays are read and written by ``[i, j]``, not
+    through row views, and the arm is a named tuple of floats: a row view
+    costs two atomic reference-count updates in compiled code, and these
+    ran about 25 times per arm. Only the task kernel's ``goal`` and
+    ``extras`` are views.
+    """
+    torque1 = config[_TORQUE1]
+    torque2 = config[_TORQUE2]
+    limit = config[_MAX_SPEED]
+    dt = config[_DT]
+    substeps = int(config[_SUBSTEPS])
     # prange is range when compiled without parallel=True
     for i in prange(state.shape[0]):
-        _arm_step(
-            task_kernel_bound,
-            Options,
-            Memory,
-            ADVANCE,
-            i,
-            arms,
-            config,
-            options,
-            steps,
-            state,
-            action,
-            goal,
-            memory,
-            obs,
-            out,
-            terms,
-            extras,
+        arm = _from_row(Arm, arms, i)
+        q1, q2, dq1, dq2 = state[i, 0], state[i, 1], state[i, 2], state[i, 3]
+        a1, a2 = action[i, 0], action[i, 1]
+        if ADVANCE:
+            q1, q2, dq1, dq2 = rk4(arm, q1, q2, dq1, dq2, a1 * torque1, a2 * torque2, dt, substeps)
+            dq1 = min(max(dq1, -limit), limit)
+            dq2 = min(max(dq2, -limit), limit)
+            state[i, 0] = q1
+            state[i, 1] = q2
+            state[i, 2] = dq1
+            state[i, 3] = dq2
+            t = (steps[i] + 1) * dt
+        else:
+            t = steps[i] * dt
+        s1, c1 = sincos(q1)
+        s2, c2 = sincos(q2)
+        c12 = c1 * c2 - s1 * s2
+        s12 = s1 * c2 + c1 * s2
+        step = Step(t, q1, q2, dq1, dq2, c1, s1, c12, s12, a1, a2)
+        # the options built per arm: a parallel loop cannot take a named tuple from outside
+        task_options = from_vector(Options, options)
+        outcome, reward_terms, new_memory = task_kernel_bound(
+            arm, task_options, step, goal[i], _from_row(Memory, memory, i), extras[i]
         )
+        _to_row_of(reward_terms, terms, i)
+        _to_row_of(new_memory, memory, i)
+        tip_x, tip_y = tip_from_trig(arm, c1, s1, c12, s12)
+        out[i, REWARD] = outcome.reward
+        out[i, DISTANCE] = outcome.distance
+        out[i, TIP_X] = tip_x
+        out[i, TIP_Y] = tip_y
+        out[i, TERMINATED] = 1.0 if outcome.terminated else 0.0
+        out[i, SUCCESS] = 1.0 if outcome.success else 0.0
+        obs[i, 0] = c1
+        obs[i, 1] = s1
+        obs[i, 2] = c2
+        obs[i, 3] = s2
+        obs[i, 4] = dq1
+        obs[i, 5] = dq2
+        for j in range(extras.shape[1]):
+            obs[i, 6 + j] = extras[i, j]
 
 
 class StepKernels(NamedTuple):

@@ -2,11 +2,12 @@
 # Regenerates every folder of docs/results that comes from the shipped agents
 # (pretrained:NAME) and the classical controllers alone, without training:
 # the comparisons (tables, per-episode results, plots), the GIFs and the
-# looping-path figure. Each block below is also shown on its results page
+# looping-path figure, and every shipped agent on an unseen episode set
+# (benchmarks/unseen_agreement.py). Each block below is also shown on its results page
 # (docs/scripts/results_pages.py reads this file): a line "# >>> FOLDER" opens
 # the block of the commands that write FOLDER; a blank line closes it.
 #
-# Usage: bash docs/scripts/regenerate_results.sh   (from anywhere; ~2 min on 2 cores)
+# Usage: bash docs/scripts/regenerate_results.sh   (from anywhere; ~9 min on 2 cores)
 # Then `git status --porcelain docs/results` shows what changed: nothing, when
 # the shipped agents, the controllers and the evaluation code are unchanged.
 # The folders that need training runs (seeds/, tune/, robustness/robust_seeds/)
@@ -54,6 +55,9 @@ twolink record configs/track_ppo.yaml pretrained:track_ppo \
 
 # >>> docs/results/tracking
 python benchmarks/looping_path.py
+
+# >>> docs/results/unseen
+python benchmarks/unseen_agreement.py
 
 # The pages that show these results.
 python docs/scripts/results_pages.py

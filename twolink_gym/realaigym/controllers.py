@@ -10,6 +10,10 @@ board's smoothness criterion is the std of the 2 ms torque changes, and the
 swing-up law's switches to the catch would otherwise be torque jumps. The gains
 were found by a random search over gains, levels and ``alpha`` that maximised
 the v2 performance score (docs/realaigym.md).
+
+``realaigym_acrobot_tvlqr`` and ``realaigym_pendubot_tvlqr`` are of another kind: a trajectory-optimised swing-up
+tracked by time-varying LQR (:class:`~twolink_gym.realaigym.trajopt.TVLQRController`),
+unfiltered (its nominal torque is smooth by construction).
 """
 
 from __future__ import annotations
@@ -20,13 +24,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from twolink_gym.controllers import AcrobotSwingupController, PendubotSwingupController
-from twolink_gym.controllers.pfl_swingup import PFLSwingupController
+from twolink_gym.controllers.base import Controller
 from twolink_gym.realaigym.protocol import PolicyRunner, make_policy_env
+from twolink_gym.realaigym.trajopt import TVLQRController
 
 __all__ = ["VARIANTS", "LowPassPolicy", "variant_runner"]
 
-#: Named variants: ``name -> (robot, controller class, gains, alpha)``.
-VARIANTS: dict[str, tuple[str, type[PFLSwingupController], dict[str, Any], float]] = {
+#: Named variants: ``name -> (robot, controller class, gains, alpha)`` (``alpha = 1``: no filter).
+VARIANTS: dict[str, tuple[str, type[Controller], dict[str, Any], float]] = {
     "realaigym_pendubot_swingup": (
         "pendubot",
         PendubotSwingupController,
@@ -54,6 +59,9 @@ VARIANTS: dict[str, tuple[str, type[PFLSwingupController], dict[str, Any], float
         },
         0.3594,
     ),
+    # the trajectory-optimised swing-up with TVLQR (twolink_gym.realaigym.trajopt)
+    "realaigym_acrobot_tvlqr": ("acrobot", TVLQRController, {}, 1.0),
+    "realaigym_pendubot_tvlqr": ("pendubot", TVLQRController, {}, 1.0),
 }
 
 
@@ -107,4 +115,5 @@ def variant_runner(name: str, robot: str) -> PolicyRunner:
     if own != robot:
         raise ValueError(f"variant {name!r} drives the {own}, not the {robot}")
     env = make_policy_env(robot)
-    return PolicyRunner(LowPassPolicy(cls.from_env(env, **gains), alpha), env.sim)
+    controller = cls.from_env(env, **gains)
+    return PolicyRunner(controller if alpha == 1.0 else LowPassPolicy(controller, alpha), env.sim)
