@@ -16,7 +16,15 @@ from twolink_gym.integrators import step
 from twolink_gym.kinematics import wrap_angle
 from twolink_gym.realaigym.arm import TORQUE_LIMITS, arm
 from twolink_gym.realaigym.controllers import variant_runner
-from twolink_gym.realaigym.protocol import DT, make_policy_env, run
+from twolink_gym.realaigym.protocol import (
+    DT,
+    STEPS,
+    Conditions,
+    PolicyRunner,
+    final_state_success,
+    make_policy_env,
+    run,
+)
 from twolink_gym.realaigym.scoring import criteria
 from twolink_gym.realaigym.trajopt import (
     TRACKING_Q,
@@ -30,6 +38,7 @@ from twolink_gym.realaigym.trajopt import (
     rollout,
     start_state,
     tvlqr_gains,
+    tvlqr_riccati,
 )
 
 UP = np.array([math.pi / 2, 0.0, 0.0, 0.0])
@@ -186,6 +195,72 @@ def test_variant_swings_up_on_the_performance_board(nominal):
     assert np.max(np.abs(runs.u[0, :, active])) <= 6.0
 
 
+def test_riccati_costs_satisfy_the_recursion_and_end_at_the_upright_lqr(nominal):
+    params = arm()
+    k_tv, p, design = tvlqr_riccati(params, nominal)
+    np.testing.assert_array_equal(k_tv, tvlqr_gains(params, nominal)[0])
+    np.testing.assert_allclose(p[-1], design.p, rtol=1e-12)
+    # P_k = Q + K_kᵀ R K_k + (A_k - B_k K_k)ᵀ P_{k+1} (A_k - B_k K_k): the closed-loop
+    # (Joseph) form, algebraically equal to the recursion's form at the optimal gain
+    mid = 0.5 * (nominal.x[:-1] + nominal.x[1:])
+    q, r = np.diag(TRACKING_Q), TRACKING_R
+    for k in (0, 400, nominal.u.shape[0] - 1):
+        a_d, b_d = discrete_jacobians(params, nominal.robot, mid[k : k + 1], nominal.u[k : k + 1])
+        closed = a_d[0] - np.outer(b_d[0], k_tv[k])
+        joseph = q + r * np.outer(k_tv[k], k_tv[k]) + closed.T @ p[k + 1] @ closed
+        np.testing.assert_allclose(p[k], joseph, rtol=1e-8, atol=1e-8 * np.max(np.abs(p[k])))
+        assert np.all(np.linalg.eigvalsh(p[k]) > 0)
+
+
+def test_resync_index_is_the_brute_force_nearest_point(nominal):
+    env = make_policy_env(nominal.robot)
+    controller = TVLQRController.from_env(env, resync=30)
+    env.close()
+    rng = np.random.default_rng(5)
+    n_steps = nominal.u.shape[0]
+    centres = np.array([0, 10, 300, 700, n_steps - 5, n_steps - 1])
+    states = nominal.x[np.clip(centres + rng.integers(-40, 40, centres.shape[0]), 0, n_steps)]
+    states = states + rng.normal(0.0, 0.2, states.shape)
+    chosen = controller.nearest_index(states, centres)
+    for x, c, j in zip(states, centres, chosen, strict=True):
+        best, best_cost = -1, math.inf
+        for cand in range(max(c - 30, 0), min(c + 30, n_steps - 1) + 1):
+            err = x - nominal.x[cand]
+            err[:2] = (err[:2] + math.pi) % (2 * math.pi) - math.pi
+            cost = float(err @ controller.costs[cand] @ err)
+            if cost < best_cost:
+                best, best_cost = cand, cost
+        assert j == best
+
+
+def _pulsed(variant: str, robot: str, pulse: np.ndarray) -> np.ndarray:
+    runner = variant_runner(variant, robot)
+    world = Conditions.create(1, None, 0.0, 0.0, 1.0, 0, pulse[None])
+    return run(runner, robot, world).final
+
+
+def test_resync_recovers_from_a_pulse_the_clocked_tracker_does_not():
+    # a 1.5 N·m pulse on the acrobot's passive shoulder at 1.5 s (σ 0.05 s), mid-swing
+    t = np.arange(STEPS) * DT
+    pulse = np.zeros((STEPS, 2))
+    pulse[:, 0] = 1.5 * np.exp(-((t - 1.5) ** 2) / (2 * 0.05**2))
+    clocked = _pulsed("realaigym_acrobot_tvlqr", "acrobot", pulse)
+    synced = _pulsed("realaigym_acrobot_tvlqr_sync", "acrobot", pulse)
+    assert not final_state_success(clocked)[0]
+    assert final_state_success(synced)[0]
+
+
+def test_resync_keeps_the_unperturbed_swing_up_on_the_clock(nominal):
+    # unperturbed, the arm stays near the nominal (cost below resync_level): the same run
+    robot = nominal.robot
+    env = make_policy_env(robot)
+    controller = TVLQRController.from_env(env, resync=200, resync_level=1.0e4)
+    plain = run(variant_runner(f"realaigym_{robot}_tvlqr", robot), robot, record=True)
+    synced = run(PolicyRunner(controller, env.sim), robot, record=True)
+    assert plain.u is not None and synced.u is not None
+    np.testing.assert_array_equal(synced.u, plain.u)
+
+
 def test_ilqr_lowers_the_cost_of_its_initial_guess():
     cost = SwingupCost(horizon=0.2)
     t = np.arange(cost.steps) * DT
@@ -201,3 +276,5 @@ def test_bad_arguments_are_named():
         SwingupCost(horizon=0.0011)
     with pytest.raises(ValueError, match="robot"):
         load_nominal("cartpole")
+    with pytest.raises(ValueError, match="resync"):
+        TVLQRController(actuation="acrobot", resync=-1)

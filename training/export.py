@@ -28,6 +28,21 @@ is no separate ``vecnormalize.pkl`` to lose.
 and writes it in this one. :func:`twolink_gym.training.policies.load_policy`
 loads both layouts. This is how the agents of :mod:`twolink_gym.pretrained`
 were made.
+
+A run trained with an SBX (JAX) algorithm (``algo.name: sbx_*``) is exported
+without PyTorch: its card says ``"backend": "sbx"``, and in place of
+``policy.pt`` the folder holds::
+
+    policy.msgpack      the actor's parameters (and batch statistics, for
+                        CrossQ): flax's msgpack state dict, no critic, no
+                        optimiser state
+    obs_stats.npz       the frozen observation statistics as numpy arrays
+                        (:class:`~twolink_gym.training.normalization.ObservationStatistics`),
+                        absent for a run trained without normalisation
+
+:func:`load_sbx_policy` builds the SBX policy from ``config.yaml`` (SBX's own
+classes) and gives it these parameters; the loaders apply the statistics
+before it, so an SBX agent too acts on raw observations.
 """
 
 from __future__ import annotations
@@ -46,7 +61,7 @@ import numpy as np
 from twolink_gym.training.algorithms import ALGORITHMS, is_sbx, resolve_hyperparams
 from twolink_gym.training.config import RunConfig, config_from_dict
 
-from twolink_gym.pretrained import CARD_FILE, AgentCard
+from twolink_gym.pretrained import BACKEND_KEY, BACKENDS, CARD_FILE, AgentCard, backend_of
 
 if TYPE_CHECKING:
     from stable_baselines3.common.policies import BasePolicy
@@ -54,16 +69,26 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CARD_FILE",
+    "OBS_STATS_FILE",
     "POLICY_FILE",
+    "SBX_POLICY_FILE",
     "agent_card",
     "describe",
     "export_agent",
+    "load_sbx_policy",
     "measure_success",
     "normalized_policy",
+    "sbx_actor_bytes",
 ]
 
 #: The policy-only file of an exported agent.
-POLICY_FILE = "policy.pt"
+POLICY_FILE = BACKENDS["torch"]
+
+#: The actor's parameters of an exported SBX agent (flax msgpack).
+SBX_POLICY_FILE = BACKENDS["sbx"]
+
+#: The frozen observation statistics of an exported SBX agent (numpy ``.npz``).
+OBS_STATS_FILE = "obs_stats.npz"
 
 # what an exported folder carries over from the run (besides the new policy and card)
 _CARRIED = ("config.yaml", "train_summary.json", "eval/evaluations.npz")
@@ -193,6 +218,151 @@ def normalized_policy(cfg: RunConfig, policy: BasePolicy, vec: VecNormalize | No
     return new
 
 
+def _acting_fields(policy: Any) -> list[str]:
+    """The fields of an SBX policy's ``actor_state`` that acting reads."""
+    state = policy.actor_state
+    return ["params"] + (["batch_stats"] if hasattr(state, "batch_stats") else [])
+
+
+def sbx_actor_bytes(policy: Any) -> bytes:
+    """What acting needs of an SBX policy, as flax msgpack bytes.
+
+    Parameters
+    ----------
+    policy : sbx policy
+        ``model.policy`` of an SBX algorithm (its ``actor_state`` is a flax
+        ``TrainState``).
+
+    Returns
+    -------
+    bytes
+        The state dict ``{"params": ..., "batch_stats": ...}`` of the actor
+        (``batch_stats`` only for actors that have them, CrossQ's), serialised
+        with ``flax.serialization.msgpack_serialize``.
+    """
+    from flax import serialization
+
+    state = policy.actor_state
+    acting = {
+        field: serialization.to_state_dict(getattr(state, field))
+        for field in _acting_fields(policy)
+    }
+    return serialization.msgpack_serialize(acting)
+
+
+def load_sbx_policy(cfg: RunConfig, data: bytes, source: str = "<bytes>") -> Any:
+    """The SBX policy of ``cfg`` with the actor of :func:`sbx_actor_bytes` ``data``.
+
+    The algorithm of ``cfg.algo`` is built with its hyperparameters (no replay
+    buffer) on a one-env :func:`~twolink_gym.training.envs.make_vec` of
+    ``cfg.env``, by SBX's own classes; its actor then gets ``data``'s parameters.
+    The critics keep their initial values: acting does not read them.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The agent's config (``algo.name`` one of the ``sbx_*`` names).
+    data : bytes
+        Written by :func:`sbx_actor_bytes`.
+    source : str
+        Where ``data`` came from, for messages.
+
+    Returns
+    -------
+    sbx policy
+        Its ``predict(obs, state, episode_start, deterministic)`` is SB3's; it
+        acts on the observations the model was trained on (normalised, if the
+        run normalised them).
+
+    Raises
+    ------
+    BackendNotInstalledError
+        If JAX or SBX is not installed (the message names the ``jax`` extra).
+    ValueError
+        If ``cfg.algo.name`` is no SBX algorithm, or the parameters do not fit
+        the policy ``cfg`` builds.
+    """
+    from twolink_gym.training.envs import make_vec
+    from twolink_gym.training.policies import ACT_ONLY
+
+    if not is_sbx(cfg.algo.name):
+        raise ValueError(f"{source}: algo.name {cfg.algo.name!r} is not an SBX algorithm")
+    algo = ALGORITHMS[cfg.algo.name]  # BackendNotInstalledError without JAX
+    import jax
+    from flax import serialization
+
+    accepted = inspect.signature(algo.__init__).parameters
+    act_only = {k: v for k, v in ACT_ONLY.items() if k in accepted}
+    hyper = {**resolve_hyperparams(cfg.algo.hyperparams), **act_only}
+    venv = make_vec(cfg.env, 1, seed=0)
+    try:
+        with warnings.catch_warnings():
+            # e.g. PPO's batch size against a one-env rollout: nothing is trained here
+            warnings.simplefilter("ignore", UserWarning)
+            model = algo(cfg.algo.policy, venv, device="cpu", verbose=0, seed=0, **hyper)
+    finally:
+        venv.close()
+    policy = model.policy
+    saved = serialization.msgpack_restore(data)
+    fields = _acting_fields(policy)
+    if not isinstance(saved, dict) or sorted(saved) != sorted(fields):
+        found = sorted(saved) if isinstance(saved, dict) else type(saved).__name__
+        raise ValueError(f"{source}: expected the actor's {fields}, found {found}")
+    state = policy.actor_state
+    restored = {}
+    for field in fields:
+        target = getattr(state, field)
+        try:
+            value = serialization.from_state_dict(target, saved[field])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(
+                f"{source}: the actor's {field} do not fit a {cfg.algo.name} {cfg.algo.policy} "
+                f"built from the config ({exc}); is config.yaml the agent's own?"
+            ) from None
+        shapes = jax.tree_util.tree_map(np.shape, target)
+        if jax.tree_util.tree_map(np.shape, value) != shapes:
+            raise ValueError(
+                f"{source}: the actor's {field} have other shapes than a {cfg.algo.name} "
+                f"{cfg.algo.policy} built from the config; is config.yaml the agent's own?"
+            )
+        restored[field] = value
+    policy.actor_state = state.replace(**restored)
+    policy.set_training_mode(False)
+    return policy
+
+
+def _export_sbx(src: Path, cfg: RunConfig, tmp: Path) -> None:
+    """Write the SBX agent of the run (or exported folder) ``src`` into ``tmp``."""
+    from twolink_gym.training.envs import load_vec_normalize
+    from twolink_gym.training.normalization import ObservationStatistics
+    from twolink_gym.training.policies import ACT_ONLY
+    from twolink_gym.training.train import MODEL_FILE, VECNORM_FILE
+
+    if cfg.env.goal_observation:
+        raise ValueError(
+            f"export: {src} was trained with env.goal_observation and {cfg.algo.name}; an "
+            "SBX agent is exported for flat observations only (env.goal_observation: false)"
+        )
+    if not (src / MODEL_FILE).is_file():  # an exported SBX folder: already in this layout
+        shutil.copy2(src / SBX_POLICY_FILE, tmp / SBX_POLICY_FILE)
+        if (src / OBS_STATS_FILE).is_file():
+            shutil.copy2(src / OBS_STATS_FILE, tmp / OBS_STATS_FILE)
+        return
+    stats = src / VECNORM_FILE
+    if cfg.env.normalize_obs and not stats.is_file():
+        raise FileNotFoundError(f"{src}: trained with VecNormalize but {stats} is missing")
+    model = ALGORITHMS[cfg.algo.name].load(str(src / MODEL_FILE), device="cpu", **ACT_ONLY)
+    (tmp / SBX_POLICY_FILE).write_bytes(sbx_actor_bytes(model.policy))
+    vec = load_vec_normalize(stats, cfg.env) if stats.is_file() else None
+    if vec is not None and vec.norm_obs:
+        rms = vec.obs_rms
+        if isinstance(rms, dict):
+            raise ValueError(f"export: dict statistics {sorted(rms)} for a flat observation")
+        ObservationStatistics(rms.mean, rms.var, vec.clip_obs, vec.epsilon).save(
+            tmp / OBS_STATS_FILE
+        )
+
+
 def describe(cfg: RunConfig) -> str:
     """A one-line description of an agent trained with ``cfg`` (for its card)."""
     arm = {"full": "the fully actuated arm", "acrobot": "the acrobot", "pendubot": "the pendubot"}
@@ -279,8 +449,9 @@ def export_agent(
     ----------
     run_dir : path
         A training run folder (``model.zip``, ``config.yaml``, ...), or an
-        exported agent folder (``policy.pt``, ``config.yaml``, and
-        ``vecnormalize.pkl`` in the earlier layout) to write in the current layout.
+        exported agent folder (``policy.pt`` or, for SBX, ``policy.msgpack``;
+        ``config.yaml``; ``vecnormalize.pkl`` in the earlier layout) to write
+        in the current layout.
     out_dir : path
         The agent folder to create (may be ``run_dir`` itself for an exported
         folder, with ``overwrite``).
@@ -301,12 +472,15 @@ def export_agent(
     Raises
     ------
     FileNotFoundError
-        If ``run_dir`` has neither ``model.zip`` nor ``policy.pt``, or no ``config.yaml``.
+        If ``run_dir`` has neither ``model.zip`` nor an exported policy file, or no
+        ``config.yaml``.
     FileExistsError
         If ``out_dir`` exists and ``overwrite`` is false.
     ValueError
-        If the run was trained with an ``sbx_*`` (JAX) algorithm: its policy is
-        no PyTorch module, so it has no ``policy.pt``.
+        If an ``sbx_*`` run was trained with ``env.goal_observation`` (SBX
+        agents are exported for flat observations only).
+    BackendNotInstalledError
+        If the run was trained with an ``sbx_*`` algorithm and JAX is not installed.
 
     Notes
     -----
@@ -319,29 +493,29 @@ def export_agent(
     src, out = Path(run_dir), Path(out_dir)
     if not (src / CONFIG_FILE).is_file():
         raise FileNotFoundError(f"{src} is not a finished run: no {CONFIG_FILE}")
-    if not (src / MODEL_FILE).is_file() and not (src / POLICY_FILE).is_file():
+    exported = src / BACKENDS[backend_of(src)]
+    if not (src / MODEL_FILE).is_file() and not exported.is_file():
         raise FileNotFoundError(
-            f"{src} is not a finished run: no {MODEL_FILE} (nor an exported {POLICY_FILE})"
+            f"{src} is not a finished run: no {MODEL_FILE} (nor an exported {exported.name})"
         )
     if out.exists() and not overwrite:
         raise FileExistsError(f"{out} exists; pass --overwrite to replace it")
     cfg = config_from_dict(yaml.safe_load((src / CONFIG_FILE).read_text()), str(src / CONFIG_FILE))
-    if is_sbx(cfg.algo.name):
-        raise ValueError(
-            f"export: {src} was trained with algo.name={cfg.algo.name!r} (SBX, JAX), whose "
-            f"policy is not a PyTorch module and cannot be written as {POLICY_FILE}; only the "
-            f"PyTorch algorithms {[n for n in ALGORITHMS if not is_sbx(n)]} can be exported. "
-            "The run folder itself works as a policy in `twolink evaluate` and `twolink compare`"
-        )
-    trained, vec = _load_source(src, cfg)
-    policy = normalized_policy(cfg, trained, vec)
+    sbx = is_sbx(cfg.algo.name)
+    if sbx:
+        _ = ALGORITHMS[cfg.algo.name]  # BackendNotInstalledError (naming the jax extra) first
+    else:
+        trained, vec = _load_source(src, cfg)
+        policy = normalized_policy(cfg, trained, vec)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     umask = os.umask(0o022)
     os.umask(umask)
     tmp.chmod(0o777 & ~umask)  # mkdtemp's folder is private; the agent's is not
     try:
-        if policy is trained and (src / POLICY_FILE).is_file():
+        if sbx:
+            _export_sbx(src, cfg, tmp)
+        elif policy is trained and (src / POLICY_FILE).is_file():
             shutil.copy2(src / POLICY_FILE, tmp / POLICY_FILE)  # already acts on raw observations
         else:
             policy.save(str(tmp / POLICY_FILE))
@@ -349,9 +523,12 @@ def export_agent(
             if (src / name).is_file():
                 (tmp / name).parent.mkdir(exist_ok=True)
                 shutil.copy2(src / name, tmp / name)
-        success = measure_success(tmp, cfg) if evaluate else None
-        card = agent_card(out.name, cfg, success, description)
-        (tmp / CARD_FILE).write_text(json.dumps(card.to_dict(), indent=2) + "\n")
+        backend = {BACKEND_KEY: "sbx"} if sbx else {}
+        for measured in (False, True) if evaluate else (False,):
+            # the card names the backend the loader dispatches on: written before measuring
+            success = measure_success(tmp, cfg) if measured else None
+            card = {**agent_card(out.name, cfg, success, description).to_dict(), **backend}
+            (tmp / CARD_FILE).write_text(json.dumps(card, indent=2) + "\n")
         if out.exists():
             shutil.rmtree(out)
         tmp.rename(out)

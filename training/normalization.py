@@ -22,6 +22,9 @@ its policies this way (:mod:`twolink_gym.training.export`).
   normalised with its own statistics, concatenated in the order of SB3's
   ``CombinedExtractor``: the policy of a goal-conditioned agent takes the env's
   flat observation directly.
+* :class:`ObservationStatistics`: the same arithmetic in numpy, outside any
+  network, for policies that are no PyTorch module (SBX's JAX policies); saved
+  as plain arrays (``.npz``).
 
 ``Policy.load`` unpickles the extractor class by its module path
 (``twolink_gym.training.normalization``): it needs twolink-gym installed and
@@ -30,6 +33,7 @@ imports this module by itself.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -39,7 +43,7 @@ from gymnasium import spaces
 from numpy.typing import NDArray
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
-__all__ = ["GoalNormalizedFlatten", "NormalizedFlatten", "is_normalizing"]
+__all__ = ["GoalNormalizedFlatten", "NormalizedFlatten", "ObservationStatistics", "is_normalizing"]
 
 
 def _float64(values: Sequence[float] | NDArray[np.float64], size: int, name: str) -> th.Tensor:
@@ -236,3 +240,89 @@ def is_normalizing(policy: Any) -> bool:
     """
     extractor = getattr(policy, "features_extractor_class", None)
     return isinstance(extractor, type) and issubclass(extractor, _Normalizer)
+
+
+class ObservationStatistics:
+    """Frozen ``VecNormalize`` observation statistics, applied in numpy.
+
+    ``normalize_obs`` computes what ``VecNormalize.normalize_obs`` computes for
+    a flat observation: ``clip((obs - mean) / sqrt(var + epsilon), -clip_obs,
+    clip_obs)`` in float64, rounded to float32.
+
+    Parameters
+    ----------
+    mean, var : array_like, shape (d,)
+        The running mean and variance of the observations (``VecNormalize.obs_rms``).
+    clip_obs : float
+        Normalised observations are clipped to ``[-clip_obs, clip_obs]``.
+    epsilon : float
+        Added to the variance before the square root.
+
+    Raises
+    ------
+    ValueError
+        If ``mean`` and ``var`` differ in shape or are not flat, if ``var`` has
+        a negative entry, or if ``clip_obs <= 0`` or ``epsilon < 0``.
+    """
+
+    #: The arrays of the ``.npz`` file, in the order of the constructor.
+    KEYS = ("mean", "var", "clip_obs", "epsilon")
+
+    def __init__(
+        self,
+        mean: Sequence[float] | NDArray[np.float64],
+        var: Sequence[float] | NDArray[np.float64],
+        clip_obs: float = 10.0,
+        epsilon: float = 1e-8,
+    ) -> None:
+        self.mean = np.array(mean, dtype=np.float64)
+        self.var = np.array(var, dtype=np.float64)
+        if self.mean.ndim != 1 or self.mean.shape != self.var.shape:
+            raise ValueError(
+                f"mean and var must be flat and of one shape, got {self.mean.shape} and "
+                f"{self.var.shape}"
+            )
+        if np.any(self.var < 0):
+            raise ValueError("var must be >= 0 in every entry")
+        if not float(clip_obs) > 0:
+            raise ValueError(f"clip_obs must be > 0, got {clip_obs!r}")
+        if not float(epsilon) >= 0:
+            raise ValueError(f"epsilon must be >= 0, got {epsilon!r}")
+        self.clip_obs = float(clip_obs)
+        self.epsilon = float(epsilon)
+
+    def normalize_obs(self, obs: NDArray[np.floating[Any]]) -> NDArray[np.float32]:
+        """Observations ``(d,)`` or ``(n, d)`` → normalised, float32, same shape."""
+        x = np.asarray(obs)
+        if x.shape[-1:] != self.mean.shape:
+            raise ValueError(
+                f"observations of shape {x.shape} for statistics of {self.mean.shape[0]} features"
+            )
+        scaled = (x - self.mean) / np.sqrt(self.var + self.epsilon)
+        return np.clip(scaled, -self.clip_obs, self.clip_obs).astype(np.float32)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the statistics to ``path`` (``.npz``: float64 arrays :attr:`KEYS`)."""
+        with open(path, "wb") as file:
+            np.savez(
+                file,
+                mean=self.mean,
+                var=self.var,
+                clip_obs=np.float64(self.clip_obs),
+                epsilon=np.float64(self.epsilon),
+            )
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> ObservationStatistics:
+        """The statistics written by :meth:`save`.
+
+        Raises
+        ------
+        ValueError
+            If the file lacks one of :attr:`KEYS`, naming it and the file.
+        """
+        with np.load(path, allow_pickle=False) as data:
+            missing = [key for key in cls.KEYS if key not in data.files]
+            if missing:
+                raise ValueError(f"{path}: arrays {missing} missing (expected {list(cls.KEYS)})")
+            return cls(data["mean"], data["var"], float(data["clip_obs"]), float(data["epsilon"]))

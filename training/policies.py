@@ -20,10 +20,11 @@ import yaml
 from numpy.typing import NDArray
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.vec_env import VecNormalize
-from twolink_gym.training.algorithms import ALGORITHMS
-from twolink_gym.training.config import EnvConfig, config_from_dict
+from twolink_gym.training.algorithms import ALGORITHMS, BackendNotInstalledError
+from twolink_gym.training.config import ConfigError, EnvConfig, config_from_dict
 from twolink_gym.training.envs import goal_split, load_vec_normalize
 from twolink_gym.training.export import POLICY_FILE
+from twolink_gym.training.normalization import ObservationStatistics
 from twolink_gym.training.train import CONFIG_FILE, MODEL_FILE, VECNORM_FILE, _checkpoint_stats
 
 from twolink_gym import pretrained
@@ -56,8 +57,9 @@ class SB3Agent:
 
     Parameters
     ----------
-    model : BaseAlgorithm
-    vec_normalize : VecNormalize, optional
+    model : BaseAlgorithm or policy
+        Anything with SB3's ``predict`` (a model, an SB3 or SBX policy).
+    vec_normalize : VecNormalize or ObservationStatistics, optional
         Statistics to normalise observations with (never updated here).
     observation_view : callable, optional
         Maps the env's flat observations ``(n, d)`` to what the model was trained
@@ -71,8 +73,8 @@ class SB3Agent:
 
     def __init__(
         self,
-        model: BaseAlgorithm,
-        vec_normalize: VecNormalize | None = None,
+        model: BaseAlgorithm | Any,
+        vec_normalize: VecNormalize | ObservationStatistics | None = None,
         observation_view: Callable[[NDArray[np.float32]], Any] | None = None,
         frame_stack: int = 1,
     ) -> None:
@@ -155,19 +157,66 @@ def applicable_controllers(task: str, actuation: str = "full") -> list[str]:
 
 
 def _run_config(run_dir: Path) -> Any:
+    """The config of a run or agent folder (``None`` without ``config.yaml``).
+
+    Raises
+    ------
+    BackendNotInstalledError
+        If the config names an ``sbx_*`` algorithm and JAX is not installed
+        (an ``ImportError`` naming the ``jax`` extra and the file).
+    """
     path = run_dir / CONFIG_FILE
     if not path.exists():
         return None
-    return config_from_dict(yaml.safe_load(path.read_text()), str(path))
+    try:
+        return config_from_dict(yaml.safe_load(path.read_text()), str(path))
+    except ConfigError as exc:
+        if isinstance(exc.__cause__, BackendNotInstalledError):
+            raise BackendNotInstalledError(str(exc)) from exc
+        raise
+
+
+def _load_exported_sbx(folder: Path, run_cfg: Any, shown: str) -> LoadedPolicy:
+    """An SBX agent folder written by ``twolink export`` (``policy.msgpack``, ``obs_stats.npz``).
+
+    The policy comes from :func:`~twolink_gym.training.export.load_sbx_policy`;
+    the statistics, if the folder has them, are applied before it.
+    """
+    from twolink_gym.training.algorithms import is_sbx
+    from twolink_gym.training.export import OBS_STATS_FILE, SBX_POLICY_FILE, load_sbx_policy
+    from twolink_gym.training.normalization import ObservationStatistics
+
+    if not is_sbx(run_cfg.algo.name):
+        raise ValueError(
+            f"policy {shown!r}: its card says backend 'sbx', but its config's algo.name is "
+            f"{run_cfg.algo.name!r}"
+        )
+    try:
+        network = load_sbx_policy(
+            run_cfg, (folder / SBX_POLICY_FILE).read_bytes(), str(folder / SBX_POLICY_FILE)
+        )
+    except BackendNotInstalledError as exc:
+        raise BackendNotInstalledError(
+            f"policy {shown!r} is an SBX (JAX) agent ({run_cfg.algo.name}): {exc}"
+        ) from exc
+    stats_path = folder / OBS_STATS_FILE
+    stats = ObservationStatistics.load(stats_path) if stats_path.is_file() else None
+    if run_cfg.env.normalize_obs and stats is None:
+        raise ValueError(f"policy {shown!r}: trained with VecNormalize but {stats_path} is missing")
+    agent = SB3Agent(network, stats, None, run_cfg.env.frame_stack)
+    return LoadedPolicy(f"{run_cfg.algo.name} ({folder.name})", "agent", agent, folder)
 
 
 def _load_exported(folder: Path, env_cfg: EnvConfig, display: str | None = None) -> LoadedPolicy:
-    """An agent folder written by ``twolink export`` (``policy.pt``, no ``model.zip``).
+    """An agent folder written by ``twolink export`` (a policy file, no ``model.zip``).
 
-    Both layouts load: the current one (the policy normalises, and for a
-    goal-conditioned agent splits, the raw observations itself:
+    The card's backend (:func:`twolink_gym.pretrained.backend_of`) says which
+    policy file the folder holds. For ``policy.pt`` both layouts load: the
+    current one (the policy normalises, and for a goal-conditioned agent
+    splits, the raw observations itself:
     :mod:`twolink_gym.training.normalization`) and the earlier one (a policy on
-    normalised observations beside ``vecnormalize.pkl``).
+    normalised observations beside ``vecnormalize.pkl``). An SBX agent's
+    ``policy.msgpack`` loads with its ``obs_stats.npz`` applied before it.
     """
     from twolink_gym.training.normalization import is_normalizing
 
@@ -176,6 +225,8 @@ def _load_exported(folder: Path, env_cfg: EnvConfig, display: str | None = None)
     if run_cfg is None:
         raise ValueError(f"policy {shown!r}: {folder / CONFIG_FILE} is missing")
     _check_same_env(shown, run_cfg.env, env_cfg, folder / CONFIG_FILE)
+    if pretrained.backend_of(folder) == "sbx":
+        return _load_exported_sbx(folder, run_cfg, shown)
     algo = ALGORITHMS[run_cfg.algo.name]
     policy_class = algo.policy_aliases.get(run_cfg.algo.policy)
     if policy_class is None:
@@ -263,7 +314,11 @@ def _check_same_env(
 
 
 def _load_agent(path: Path, env_cfg: EnvConfig, display: str | None = None) -> LoadedPolicy:
-    if path.is_dir() and (path / POLICY_FILE).is_file() and not (path / MODEL_FILE).exists():
+    if (
+        path.is_dir()
+        and pretrained.policy_file(path).is_file()
+        and not (path / MODEL_FILE).exists()
+    ):
         return _load_exported(path, env_cfg, display)
     if path.is_dir():
         run_dir, model_path, stats = path, path / MODEL_FILE, path / VECNORM_FILE
@@ -321,7 +376,9 @@ class PretrainedAgent:
     folder : Path
         Its folder in :mod:`twolink_gym.pretrained`.
     policy : BasePolicy
-        The SB3 policy network (normalising its observations itself).
+        The SB3 policy network (normalising its observations itself); for an
+        SBX agent (card ``"backend": "sbx"``) the SBX policy, which acts on
+        normalised observations (:meth:`predict` normalises them first).
     """
 
     def __init__(self, name: str, folder: Path, config: Any, predictor: SB3Agent) -> None:

@@ -18,6 +18,17 @@ Each folder is a training run's final model reduced to what acting needs
 ``train_summary.json``, ``eval/evaluations.npz``
     Steps, wall time and machine; the run's periodic evaluations (its learning curve).
 
+An agent trained with an SBX (JAX) algorithm (``algo.name: sbx_*``) has
+``"backend": "sbx"`` in its ``agent.json`` and, in place of ``policy.pt``:
+
+``policy.msgpack``
+    Its actor's parameters (and batch statistics, for CrossQ) as a flax
+    msgpack state dict, loaded into the SBX policy its ``config.yaml`` builds.
+``obs_stats.npz``
+    Its frozen observation statistics (``mean``, ``var``, ``clip_obs``,
+    ``epsilon``), applied before the policy (absent if it was trained without
+    normalisation). Loading such an agent needs the ``jax`` extra.
+
 Loading an agent needs stable-baselines3 (the ``train`` extra)::
 
     import twolink_gym
@@ -40,11 +51,14 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "BACKENDS",
     "CARD_FILE",
     "PRETRAINED_DIR",
     "AgentCard",
     "available",
+    "backend_of",
     "catalog",
+    "policy_file",
     "pretrained_dir",
     "read_card",
 ]
@@ -54,6 +68,15 @@ PRETRAINED_DIR = Path(__file__).resolve().parent
 
 #: The card file of an agent folder (:class:`AgentCard` as JSON).
 CARD_FILE = "agent.json"
+
+#: The policy file of an agent folder by backend (the card's ``"backend"`` entry;
+#: ``"torch"`` when the card has none): an SB3 ``policy.pt``, or an SBX actor's
+#: flax msgpack state dict.
+BACKENDS: dict[str, str] = {"torch": "policy.pt", "sbx": "policy.msgpack"}
+
+#: The card's entry that names the backend (not a field of :class:`AgentCard`:
+#: it says how the agent is stored, not what it is).
+BACKEND_KEY = "backend"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,7 +92,8 @@ class AgentCard:
     actuation : str
         ``"full"``, ``"acrobot"`` or ``"pendubot"``.
     algorithm : str
-        The learning algorithm (``"ppo"``, ``"sac"``, ``"tqc"``).
+        The learning algorithm (``"ppo"``, ``"sac"``, ``"tqc"``, or an SBX one
+        such as ``"sbx_sac"``).
     env_id : str
         The Gymnasium id of its task and actuation, e.g. ``"TwoLinkBalance-v0"``.
     success : float or None
@@ -105,7 +129,7 @@ class AgentCard:
         """
         fields = [f.name for f in dataclasses.fields(cls)]
         missing = [f for f in fields if f not in data]
-        unknown = sorted(set(data) - set(fields))
+        unknown = sorted(set(data) - set(fields) - {BACKEND_KEY})
         if missing or unknown:
             raise ValueError(
                 f"{source}: agent card fields {fields} expected; missing {missing}, "
@@ -131,12 +155,55 @@ class AgentCard:
         return dataclasses.asdict(self)
 
 
+def backend_of(folder: str | Path) -> str:
+    """The backend of the agent folder ``folder``: a key of :data:`BACKENDS`.
+
+    Read from the ``"backend"`` entry of its ``agent.json``; ``"torch"`` if the
+    card has none or the folder has no card (an export of the earlier layout).
+
+    Raises
+    ------
+    ValueError
+        If the card is not a JSON object or names another backend.
+    """
+    path = Path(folder) / CARD_FILE
+    if not path.is_file():
+        return "torch"
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    backend = data.get(BACKEND_KEY, "torch")
+    if backend not in BACKENDS:
+        raise ValueError(
+            f"{path}: {BACKEND_KEY} must be one of {sorted(BACKENDS)}, got {backend!r}"
+        )
+    return str(backend)
+
+
+def policy_file(folder: str | Path) -> Path:
+    """The policy file of the agent folder ``folder`` (``policy.pt`` or ``policy.msgpack``).
+
+    The file of its backend (:func:`backend_of`); it need not exist.
+    """
+    return Path(folder) / BACKENDS[backend_of(folder)]
+
+
+def _is_agent(folder: Path) -> bool:
+    try:
+        return policy_file(folder).is_file()
+    except ValueError:
+        return False
+
+
 def available() -> list[str]:
     """Names of the shipped agents (``"<task>_<algorithm>"`` and variants), sorted."""
     return sorted(
         p.name
         for p in PRETRAINED_DIR.iterdir()
-        if not p.name.startswith((".", "_")) and (p / "policy.pt").is_file()
+        if not p.name.startswith((".", "_")) and p.is_dir() and _is_agent(p)
     )
 
 
@@ -151,7 +218,7 @@ def pretrained_dir(name: str) -> Path:
     if not isinstance(name, str) or not name or "/" in name or "\\" in name or name[0] == ".":
         raise ValueError(f"no pretrained agent {name!r}; shipped agents are {available()}")
     path = PRETRAINED_DIR / name
-    if not (path / "policy.pt").is_file():
+    if not path.is_dir() or not _is_agent(path):
         raise ValueError(f"no pretrained agent {name!r}; shipped agents are {available()}")
     return path
 

@@ -76,6 +76,7 @@ __all__ = [
     "sinusoid",
     "start_state",
     "tvlqr_gains",
+    "tvlqr_riccati",
     "upright_design",
 ]
 
@@ -418,12 +419,35 @@ def tvlqr_gains(
     The Riccati recursion ``K_k = (R + B_kᵀ P_{k+1} B_k)⁻¹ B_kᵀ P_{k+1} A_k``,
     ``P_k = Q + A_kᵀ P_{k+1} (A_k - B_k K_k)`` runs backwards over the
     linearisations (:func:`discrete_jacobians`) at the midpoints of the
-    nominal's steps from ``P_N``, the upright LQR's Riccati solution.
+    nominal's steps from ``P_N``, the upright LQR's Riccati solution
+    (:func:`tvlqr_riccati`, which also returns the ``P_k``).
 
     Returns
     -------
     gains : ndarray, shape (N + 1, 4)
         ``K_0 … K_{N-1}``, and ``K_N`` = the upright LQR's gain.
+    design : LQRDesign
+        The upright LQR (:func:`upright_design`).
+    """
+    gains, _, design = tvlqr_riccati(params, nominal, q, r)
+    return gains, design
+
+
+def tvlqr_riccati(
+    params: ArmParams,
+    nominal: Nominal,
+    q: ArrayLike = TRACKING_Q,
+    r: float = TRACKING_R,
+) -> tuple[Array, Array, LQRDesign]:
+    """The recursion of :func:`tvlqr_gains` with its cost-to-go matrices.
+
+    Returns
+    -------
+    gains : ndarray, shape (N + 1, 4)
+        As :func:`tvlqr_gains`.
+    costs : ndarray, shape (N + 1, 4, 4)
+        ``P_0 … P_N``: the predicted tracking cost from step ``k`` is
+        ``(x - x_k)ᵀ P_k (x - x_k)``; ``P_N`` is the upright LQR's.
     design : LQRDesign
         The upright LQR (:func:`upright_design`).
     """
@@ -433,15 +457,18 @@ def tvlqr_gains(
     a_d, b_d = discrete_jacobians(params, nominal.robot, mid, nominal.u)
     n = nominal.u.shape[0]
     gains = np.empty((n + 1, 4))
+    costs = np.empty((n + 1, 4, 4))
     gains[n] = design.k[0]
     p = design.p
+    costs[n] = p
     for k in range(n - 1, -1, -1):
         pb = p @ b_d[k]
         gain = (pb @ a_d[k]) / (r + b_d[k] @ pb)
         p = qm + a_d[k].T @ p @ (a_d[k] - np.outer(b_d[k], gain))
         p = 0.5 * (p + p.T)
         gains[k] = gain
-    return gains, design
+        costs[k] = p
+    return gains, costs, design
 
 
 def load_nominal(robot: str) -> Nominal:
@@ -467,6 +494,16 @@ class TVLQRController(Controller):
     (angle errors wrapped); after the nominal, ``-K (x - x_up)`` with the
     upright LQR's gain. The step counter is kept per batch row.
 
+    With ``resync = w > 0`` the nominal's step is chosen at each call instead
+    of read from the clock: from the step of the previous call advanced by
+    ``round(dt / DT)`` (``c``; 0 at an episode start), the step
+    ``j ∈ [c - w, c + w] ∩ [0, N - 1]`` with the least predicted tracking cost
+    ``(x - x_j)ᵀ P_j (x - x_j)`` (:func:`tvlqr_riccati`; the first such step
+    on a tie), if the cost at ``c`` exceeds ``resync_level``, else ``c``. A
+    pushed arm joins the nominal where it is rather than where the clock
+    says. The balance starts when ``c`` reaches ``N`` and lasts for the rest
+    of the episode.
+
     Parameters
     ----------
     task, params, dt, max_torque, actuation
@@ -478,6 +515,12 @@ class TVLQRController(Controller):
         Tracking weight on ``[q1, q2, q̇1, q̇2]`` errors.
     R : float
         Weight on the motor torque [1/(N·m)²].
+    resync : int
+        Half-width of the re-synchronisation window [steps of 2 ms] (0: the clock).
+    resync_level : float
+        Search only when the predicted tracking cost at ``c`` exceeds this
+        level (dimensionless, of ``Q`` and ``R``; 0: at every call); below it
+        the step is ``c``, the clock's when no search happened before.
     """
 
     task_types = (SwingupTask,)
@@ -494,6 +537,8 @@ class TVLQRController(Controller):
         nominal: Nominal | None = None,
         Q: Sequence[float] = TRACKING_Q,
         R: float = TRACKING_R,
+        resync: int = 0,
+        resync_level: float = 0.0,
     ) -> None:
         super().__init__(task, params, dt, max_torque, actuation)
         self.nominal = load_nominal(self.actuation) if nominal is None else nominal
@@ -503,8 +548,48 @@ class TVLQRController(Controller):
             )
         if len(Q) != 4 or not R > 0:
             raise ValueError(f"Q must have 4 entries and R be > 0, got Q={Q!r}, R={R!r}")
-        self.gains, self.design = tvlqr_gains(self.params, self.nominal, Q, R)
+        if int(resync) != resync or resync < 0:
+            raise ValueError(f"resync must be an integer >= 0, got {resync!r}")
+        self.gains, self.costs, self.design = tvlqr_riccati(self.params, self.nominal, Q, R)
+        if not (math.isfinite(resync_level) and resync_level >= 0):
+            raise ValueError(f"resync_level must be finite and >= 0, got {resync_level!r}")
+        self.resync = int(resync)
+        self.resync_level = float(resync_level)
         self._calls: NDArray[np.int64] | None = None
+        self._index: NDArray[np.int64] | None = None
+
+    def tracking_cost(self, state: ArrayLike, index: ArrayLike) -> Array:
+        """Predicted cost ``(x - x_j)ᵀ P_j (x - x_j)`` (angles wrapped), shape of ``index``.
+
+        Parameters
+        ----------
+        state : array_like, shape (n, 4)
+            Arm states.
+        index : array_like of int, shape (n,) or (n, m)
+            Nominal steps ``0 … N`` (``N``: the upright).
+        """
+        x = np.atleast_2d(np.asarray(state, dtype=np.float64))
+        j = np.asarray(index, dtype=np.int64)
+        xs = x if j.ndim == 1 else x[:, None, :]
+        err = xs - self.nominal.x[j]
+        err[..., :2] = wrap_angle(err[..., :2])
+        return np.einsum("...i,...ij,...j->...", err, self.costs[j], err)
+
+    def nearest_index(self, state: ArrayLike, centre: ArrayLike) -> NDArray[np.int64]:
+        """The step in ``[centre - resync, centre + resync] ∩ [0, N - 1]`` of least tracking cost, ``(n,)``.
+
+        Parameters
+        ----------
+        state : array_like, shape (n, 4)
+            Arm states.
+        centre : array_like of int, shape (n,)
+            Nominal steps ``0 … N - 1``.
+        """
+        steps = self.nominal.u.shape[0]
+        c = np.asarray(centre, dtype=np.int64)
+        window = np.clip(c[:, None] + np.arange(-self.resync, self.resync + 1), 0, steps - 1)
+        cost = self.tracking_cost(state, window)
+        return window[np.arange(c.shape[0]), np.argmin(cost, axis=1)]
 
     def _torque(
         self, decoded: DecodedObservation, state: Any, episode_start: NDArray[np.bool_]
@@ -513,15 +598,27 @@ class TVLQRController(Controller):
         n = x.shape[0]
         if self._calls is None or self._calls.shape != (n,):
             self._calls = np.zeros(n, dtype=np.int64)
+            self._index = np.zeros(n, dtype=np.int64)
+        assert self._index is not None
         self._calls[episode_start] = 0
         steps = self.nominal.u.shape[0]
-        j = np.minimum(np.rint(self._calls * (self.dt / DT)).astype(np.int64), steps)
+        advance = round(self.dt / DT)
+        if self.resync:
+            j = np.where(episode_start, 0, np.minimum(self._index + advance, steps))
+            search = j < steps
+            if self.resync_level > 0 and search.any():
+                search[search] = self.tracking_cost(x[search], j[search]) > self.resync_level
+            if search.any():
+                j[search] = self.nearest_index(x[search], j[search])
+        else:
+            j = np.minimum(np.rint(self._calls * (self.dt / DT)).astype(np.int64), steps)
         self._calls += 1
+        (active,) = self.actuated
+        self._index = j
         x_ref = np.where((j < steps)[:, None], self.nominal.x[j], UPRIGHT)
         u_ref = np.where(j < steps, self.nominal.u[np.minimum(j, steps - 1)], 0.0)
         err = x - x_ref
         err[:, :2] = wrap_angle(err[:, :2])
-        (active,) = self.actuated
         tau = np.zeros((n, 2))
         tau[:, active] = u_ref - np.einsum("ij,ij->i", self.gains[j], err)
         return tau, None
