@@ -18,6 +18,7 @@ from twolink_gym.realaigym.protocol import (
     PolicyRunner,
     final_state_success,
     make_policy_env,
+    perturbation_profile,
     run,
 )
 from twolink_gym.realaigym.robustness import levels
@@ -84,18 +85,85 @@ def test_responsiveness_torque_noise_delay_and_pulses() -> None:
     np.testing.assert_allclose(q1[:4], hanging, atol=1e-6)
     ours = from_realaigym_state(tr.x)
     np.testing.assert_allclose(q1[10:50], ours[7:47, 0], atol=1e-6)  # float32 observations
-    # pulses add after clipping (beyond 6 N·m) and on the passive joint too
+    # pulses add after clipping (beyond 6 N·m), on the motor joint only
     pulses = np.zeros((1, 5000, 2))
     pulses[0, 100] = (2.5, 3.0)
     tr = run(
         _runner(Constant(1.0)), "acrobot", Conditions.create(1, perturbation=pulses), record=True
     ).trajectory()
-    assert tuple(tr.u[100]) == (2.5, 9.0) and tuple(tr.u[99]) == (0.0, 6.0)
+    assert tuple(tr.u[100]) == (0.0, 9.0) and tuple(tr.u[99]) == (0.0, 6.0)
     # torque noise on the motor joint only, before the clip
     tr = run(
         _runner(Constant(0.0)), "acrobot", Conditions.create(1, torque_noise=1.0), record=True
     ).trajectory()
     assert np.all(tr.u[:, 0] == 0.0) and 0.8 < np.std(tr.u[:, 1]) < 1.2
+
+
+def test_pulses_act_through_the_plants_actuation_matrix() -> None:
+    # RealAIGym's plant (model/plant.py) computes M⁻¹(G + B τ − C q̇ − F) with B = diag(0, 1)
+    # for torque limits (0, 6): a pulse on the acrobot's passive shoulder changes nothing
+    free = run(_runner(Constant(0.3)), "acrobot", record=True)
+    shoulder = np.zeros((1, 5000, 2))
+    shoulder[0, 200:400, 0] = 5.0
+    hit = run(
+        _runner(Constant(0.3)), "acrobot", Conditions.create(1, perturbation=shoulder), record=True
+    )
+    assert hit.x is not None and free.x is not None
+    np.testing.assert_array_equal(hit.x, free.x)
+    # ... and one on the pendubot's passive elbow neither; its shoulder pulse does act
+    free = run(_runner(Constant(0.3), "pendubot"), "pendubot")
+    for joint, moves in ((1, False), (0, True)):
+        pulse = np.zeros((1, 5000, 2))
+        pulse[0, 200:400, joint] = 5.0
+        hit = run(
+            _runner(Constant(0.3), "pendubot"), "pendubot", Conditions.create(1, perturbation=pulse)
+        )
+        assert np.array_equal(hit.final, free.final) != moves
+
+
+def test_pulse_samples_are_indexed_by_accumulated_time() -> None:
+    # simulation.py: pert_index = int(t / dt) with t += dt; t accumulated from 0 by 0.002
+    # is below 1007 · 0.002 at step 1007, so steps 1006 and 1007 both take sample 1006
+    t = 0.0
+    for _ in range(1007):
+        t += 0.002
+    assert int(t / 0.002) == 1006
+    pulses = np.zeros((1, 5000, 2))
+    pulses[0, 1006, 1] = 1.0
+    pulses[0, 1007, 1] = 2.0
+    tr = run(
+        _runner(Constant(0.0)), "acrobot", Conditions.create(1, perturbation=pulses), record=True
+    ).trajectory()
+    assert tr.u[1005:1010, 1].tolist() == [0.0, 1.0, 1.0, 2.0, 0.0]
+
+
+def test_perturbation_profile_pulses() -> None:
+    # perturbations.py with the v2 board's arguments: 3 pulses per joint, centres 1–1.5 s
+    # apart from 1–1.5 s on, σ ∈ [0.05, 0.1] s, |A| ∈ [0.5, 5] N·m
+    t = np.arange(5000) * 0.002
+    for seed in range(20):
+        profile = perturbation_profile(np.random.default_rng(seed))
+        assert profile.shape == (5000, 2)
+        centres = []
+        for joint in range(2):
+            a = profile[:, joint]
+            peaks = [
+                i
+                for i in range(1, 4999)
+                if abs(a[i]) > 0.1 and abs(a[i]) >= abs(a[i - 1]) and abs(a[i]) > abs(a[i + 1])
+            ]
+            assert len(peaks) == 3
+            for i in peaks:
+                assert 0.5 - 1e-3 <= abs(a[i]) <= 5.0
+                # width: |A| e^{-1/2} is reached between 0.05 and 0.1 s from the peak
+                above = np.flatnonzero(np.abs(a) >= abs(a[i]) * math.exp(-0.5))
+                half = above[np.abs(above - i) < 100]
+                assert 0.05 - 0.003 <= (half.max() - half.min()) * 0.002 / 2 <= 0.1 + 0.003
+            centres += t[peaks].tolist()
+        centres.sort()
+        assert 1.0 - 0.002 <= centres[0] <= 1.5 + 0.002
+        gaps = np.diff(centres)
+        assert np.all(gaps >= 1.0 - 0.004) and np.all(gaps <= 1.5 + 0.004)
 
 
 def test_final_state_success_box() -> None:

@@ -240,10 +240,10 @@ def _pulsed(variant: str, robot: str, pulse: np.ndarray) -> np.ndarray:
 
 
 def test_resync_recovers_from_a_pulse_the_clocked_tracker_does_not():
-    # a 1.5 N·m pulse on the acrobot's passive shoulder at 1.5 s (σ 0.05 s), mid-swing
+    # a -3 N·m pulse on the acrobot's elbow (its motor) at 1.4 s (σ 0.05 s), mid-swing
     t = np.arange(STEPS) * DT
     pulse = np.zeros((STEPS, 2))
-    pulse[:, 0] = 1.5 * np.exp(-((t - 1.5) ** 2) / (2 * 0.05**2))
+    pulse[:, 1] = -3.0 * np.exp(-((t - 1.4) ** 2) / (2 * 0.05**2))
     clocked = _pulsed("realaigym_acrobot_tvlqr", "acrobot", pulse)
     synced = _pulsed("realaigym_acrobot_tvlqr_sync", "acrobot", pulse)
     assert not final_state_success(clocked)[0]

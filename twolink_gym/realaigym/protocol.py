@@ -19,7 +19,12 @@ for the acrobot and (6, 0) N·m for the pendubot. Each 2 ms step:
    the start; skipped at ``k = 1``), Gaussian noise of std ``torque_noise`` on
    the motor joint, then clipping to the board's limits (the passive joint gets
    0);
-4. torque pulses (robustness), added after clipping on both joints;
+4. torque pulses (robustness), added after clipping to the *motor* joint's
+   torque only: RealAIGym's plant multiplies the torque by its actuation matrix
+   (``B = diag(0, 1)`` for the acrobot, ``diag(1, 0)`` for the pendubot), which
+   drops the pulses drawn for the passive joint. Step ``k`` takes the profile's
+   sample ``int(t_k / dt)`` (``t_k`` accumulated by float addition), which is
+   sample ``k - 1`` for most steps from ``k = 1007`` on;
 5. one RK4 step of our vector env (:class:`~twolink_gym.vector_env.TwoLinkVectorEnv`,
    one sub-step, zero-order hold) with that torque; ``t += dt`` by float addition.
 
@@ -192,7 +197,9 @@ class Conditions:
     delay : ndarray of int, shape (n,)
         Measurement delay [steps of 2 ms].
     perturbation : ndarray, shape (n, STEPS, 2), optional
-        Torque pulses [N·m] added after clipping at each step.
+        Torque pulses [N·m] per joint at the step times ``k · dt``, added after
+        clipping to the motor joint (the passive joint's column has no effect,
+        as in RealAIGym's plant; module notes, step 4).
     """
 
     params: tuple[ArmParams, ...] | None = None
@@ -316,7 +323,7 @@ def perturbation_profile(rng: np.random.Generator) -> NDArray[np.float64]:
     Six pulses ``A exp(-(t - μ)² / (2 σ²))``, three on each joint: centres drawn
     in sequence (``μ1 = 1 + 0.5 U``, ``μ_{j+1} = μ_j + 1 + 0.5 U``, ``U ~ U(0, 1)``)
     then shuffled over the joints; ``σ ~ U(0.05, 0.1)`` s; ``|A| ~ U(0.5, 5)`` N·m
-    with a random sign.
+    with a random sign. :func:`run` applies only the motor joint's column.
     """
     centres = np.empty(6)
     mu = 0.0
@@ -426,7 +433,8 @@ def run(
         u[:, 1 - active] = 0.0
         applied = u
         if world.perturbation is not None:
-            u = u + world.perturbation[:, k]
+            u = u.copy()
+            u[:, active] += world.perturbation[:, int(t / DT), active]
         if record:
             assert xs is not None and us is not None
             xs[:, k] = x

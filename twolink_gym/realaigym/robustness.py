@@ -13,9 +13,11 @@ velocity_noise     σ ∈ linspace(0, 0.5, 21) rad/s on both velocities      10 
 torque_noise       σ ∈ linspace(0, 1.1, 21) N·m on the motor's torque     10    > 50 % succeed
 responsiveness     k ∈ linspace(0.1, 2.0, 21)                             1     the run succeeds
 delay              0 … 20 steps of 2 ms (0 … 0.04 s)                      1     the run succeeds
-perturbations      50 random profiles of six torque pulses                1     the run succeeds
+perturbations      50 random profiles of six torque pulses (3 per joint)  1     the run succeeds
 =================  =====================================================  ====  ======================
 
+Only the motor joint's pulses act, as in RealAIGym's plant (its actuation matrix
+drops torque on the passive joint; :mod:`~twolink_gym.realaigym.protocol`, step 4).
 The model family's parameters: ``Ir`` ∈ linspace(0, 1e-4); ``m1r1``, ``I1``,
 ``m2r2``, ``m2``, ``I2`` ∈ linspace(0.75, 1.25)·nominal (``r_i = value / m_i``
 with the inertias about the joints kept; ``m2`` with ``r2`` and ``I2`` kept);
