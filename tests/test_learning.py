@@ -175,6 +175,13 @@ def test_summarize_compares_each_sweep_with_the_baseline(tmp_path):
     assert record["difference"] == pytest.approx(np.mean([1.0, 0.99, 1.0, 0.97, 1.0]) - 0.88)
     assert record["probability_of_improvement"] == pytest.approx(1.0)
     assert "+11.2 pts" in rows[2]  # 99.2 % - 88.0 %
+    # the combined table says which episode set each row rests on
+    records = json.loads((tmp_path / "out" / "sweeps.json").read_text())
+    assert [(r["label"], r["evaluation"]["episodes"]) for r in records] == [
+        ("sac (reach_sac)", 100),
+        ("sac (reach_sac_tuned)", 100),
+    ]
+    assert records[1]["success_rate"]["values"] == [1.0, 0.99, 1.0, 0.97, 1.0]
     # the baseline may also be one of the sweeps listed: the same comparison
     again = combine_sweeps([hand, tuned], tmp_path / "out_listed", baseline=hand)
     assert again == table

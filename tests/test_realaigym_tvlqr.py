@@ -15,7 +15,7 @@ from twolink_gym.dynamics import linearize, state_derivative
 from twolink_gym.integrators import step
 from twolink_gym.kinematics import wrap_angle
 from twolink_gym.realaigym.arm import TORQUE_LIMITS, arm
-from twolink_gym.realaigym.controllers import variant_runner
+from twolink_gym.realaigym.controllers import TVLQR_GAINS, variant_runner
 from twolink_gym.realaigym.protocol import (
     DT,
     STEPS,
@@ -27,6 +27,7 @@ from twolink_gym.realaigym.protocol import (
 )
 from twolink_gym.realaigym.scoring import criteria
 from twolink_gym.realaigym.trajopt import (
+    SOFT_BOX,
     TRACKING_Q,
     TRACKING_R,
     SwingupCost,
@@ -137,6 +138,48 @@ def test_riccati_gains_at_the_end_equal_the_discrete_are_gain(nominal, gains):
     np.testing.assert_allclose(k_tv[-2], k_are, rtol=0.05)
 
 
+def _dare_gain(active: int, r: float) -> np.ndarray:
+    a, b = _rk4_jacobians_at_upright(active)
+    q, rm = np.diag(TRACKING_Q), np.array([[r]])
+    p = scipy.linalg.solve_discrete_are(a, b, q, rm)
+    return np.linalg.solve(rm + b.T @ p @ b, b.T @ p @ a)[0]
+
+
+def test_balance_is_soft_inside_the_box_and_stiff_outside(nominal):
+    # after the nominal: the discrete-ARE gain of (Q, soft_R) inside SOFT_BOX, of (Q, R) outside
+    robot = nominal.robot
+    (active,) = ACTUATIONS[robot]
+    env = make_policy_env(robot)
+    controller = TVLQRController.from_env(env, **TVLQR_GAINS)
+    obs, _ = env.reset(options={"state": UP[None]})
+    for k in range(nominal.u.shape[0]):
+        controller.predict(obs, episode_start=np.array([k == 0]))
+    for err, r in (
+        ([0.05, -0.05, 0.2, -0.3], TVLQR_GAINS["soft_R"]),  # inside (0.2, 0.2, 1, 1)
+        ([0.08, -0.21, 0.0, 0.0], TVLQR_GAINS["R"]),  # outside: |q2 error| > 0.2
+    ):
+        inside = bool(np.all(np.abs(err) <= SOFT_BOX))
+        assert inside == (r == TVLQR_GAINS["soft_R"])
+        obs, _ = env.reset(options={"state": (UP + np.array(err))[None]})
+        action, _ = controller.predict(obs, episode_start=np.array([False]))
+        expected = -_dare_gain(active, r) @ np.array(err)
+        assert abs(expected) < TORQUE_LIMITS[robot][active]  # not clipped
+        np.testing.assert_allclose(action[0, 0] * TORQUE_LIMITS[robot][active], expected, rtol=1e-4)
+    env.close()
+
+
+@pytest.mark.parametrize(("robot", "delay"), [("acrobot", 14), ("pendubot", 17)])
+def test_soft_balance_holds_a_delayed_arm_the_stiff_one_loses(robot, delay):
+    # a measurement delay of `delay` 2 ms steps, unperturbed otherwise
+    world = Conditions.create(1, None, 0.0, 0.0, 1.0, delay)
+    env = make_policy_env(robot)
+    stiff = TVLQRController.from_env(env, R=TVLQR_GAINS["R"])
+    soft = TVLQRController.from_env(env, **TVLQR_GAINS)
+    assert not final_state_success(run(PolicyRunner(stiff, env.sim), robot, world).final)[0]
+    assert final_state_success(run(PolicyRunner(soft, env.sim), robot, world).final)[0]
+    env.close()
+
+
 def _closed_loop(controller, x0, steps, feedback=True):
     """States ``(steps + 1, 4)`` under the controller (or its nominal torques, open loop)."""
     env = make_policy_env(controller.actuation)
@@ -233,8 +276,14 @@ def test_resync_index_is_the_brute_force_nearest_point(nominal):
         assert j == best
 
 
-def _pulsed(variant: str, robot: str, pulse: np.ndarray) -> np.ndarray:
-    runner = variant_runner(variant, robot)
+#: The gentle weights with which re-synchronisation was measured (docs/realaigym.md).
+GENTLE = {"Q": (10.0, 10.0, 1.0, 1.0), "R": 100.0}
+SYNC = {"resync": 200, "resync_level": 1.0e4}
+
+
+def _pulsed(controller_kwargs: dict, robot: str, pulse: np.ndarray) -> np.ndarray:
+    env = make_policy_env(robot)
+    runner = PolicyRunner(TVLQRController.from_env(env, **controller_kwargs), env.sim)
     world = Conditions.create(1, None, 0.0, 0.0, 1.0, 0, pulse[None])
     return run(runner, robot, world).final
 
@@ -244,19 +293,20 @@ def test_resync_recovers_from_a_pulse_the_clocked_tracker_does_not():
     t = np.arange(STEPS) * DT
     pulse = np.zeros((STEPS, 2))
     pulse[:, 1] = -3.0 * np.exp(-((t - 1.4) ** 2) / (2 * 0.05**2))
-    clocked = _pulsed("realaigym_acrobot_tvlqr", "acrobot", pulse)
-    synced = _pulsed("realaigym_acrobot_tvlqr_sync", "acrobot", pulse)
+    clocked = _pulsed(GENTLE, "acrobot", pulse)
+    synced = _pulsed(GENTLE | SYNC, "acrobot", pulse)
     assert not final_state_success(clocked)[0]
     assert final_state_success(synced)[0]
 
 
-def test_resync_keeps_the_unperturbed_swing_up_on_the_clock(nominal):
+@pytest.mark.parametrize("weights", [GENTLE, TVLQR_GAINS], ids=["gentle", "variant"])
+def test_resync_keeps_the_unperturbed_swing_up_on_the_clock(nominal, weights):
     # unperturbed, the arm stays near the nominal (cost below resync_level): the same run
     robot = nominal.robot
     env = make_policy_env(robot)
-    controller = TVLQRController.from_env(env, resync=200, resync_level=1.0e4)
-    plain = run(variant_runner(f"realaigym_{robot}_tvlqr", robot), robot, record=True)
-    synced = run(PolicyRunner(controller, env.sim), robot, record=True)
+    plain = run(PolicyRunner(TVLQRController.from_env(env, **weights), env.sim), robot, record=True)
+    sync = TVLQRController.from_env(env, **weights, **SYNC)
+    synced = run(PolicyRunner(sync, env.sim), robot, record=True)
     assert plain.u is not None and synced.u is not None
     np.testing.assert_array_equal(synced.u, plain.u)
 
@@ -278,3 +328,7 @@ def test_bad_arguments_are_named():
         load_nominal("cartpole")
     with pytest.raises(ValueError, match="resync"):
         TVLQRController(actuation="acrobot", resync=-1)
+    with pytest.raises(ValueError, match="soft_R"):
+        TVLQRController(actuation="acrobot", soft_R=0.0)
+    with pytest.raises(ValueError, match="soft_box"):
+        TVLQRController(actuation="acrobot", soft_R=1.0, soft_box=(0.1, 0.1, 0.5))

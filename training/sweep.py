@@ -512,6 +512,14 @@ def compare_to_baseline(
     return "\n".join(lines) + "\n", records
 
 
+def _sweep_record(summary: dict[str, Any]) -> dict[str, Any]:
+    """What a combined table's row rests on: the sweep's episode set and its success statistics."""
+    return {
+        key: summary.get(key)
+        for key in ("label", "task", "evaluation", "success_rate", "success_rate_two_level")
+    }
+
+
 def combine_sweeps(
     sweep_dirs: Sequence[str | Path], out_dir: str | Path, baseline: str | Path | None = None
 ) -> str:
@@ -522,8 +530,10 @@ def combine_sweeps(
     sweep_dirs : sequence of path
         Folders written by :func:`sweep` (each holds ``sweep.json``).
     out_dir : path
-        Receives ``table.md`` and ``learning_curves.png``, and with a baseline
-        ``comparison.md`` and ``comparison.json``.
+        Receives ``table.md``, ``learning_curves.png`` and ``sweeps.json`` (per
+        sweep: its label, task, evaluation episode set and success statistics,
+        so that a reader of the table knows its episode set), and with a
+        baseline ``comparison.md`` and ``comparison.json``.
     baseline : path, optional
         A sweep folder (one of ``sweep_dirs``, or an extra one, then listed
         first) that every other sweep is compared with (:func:`compare_to_baseline`).
@@ -559,6 +569,7 @@ def combine_sweeps(
     out.mkdir(parents=True, exist_ok=True)
     table = format_sweep_table(summaries)
     (out / "table.md").write_text(table)
+    (out / "sweeps.json").write_text(json.dumps([_sweep_record(s) for s in summaries], indent=2))
     if comparison is not None:
         (out / "comparison.md").write_text(comparison[0])
         (out / "comparison.json").write_text(json.dumps(comparison[1], indent=2))

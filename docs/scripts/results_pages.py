@@ -597,11 +597,29 @@ unchanged. `make docs` checks that these pages match the data
 
 
 def seed_episodes_note(page: TaskPage) -> str:
-    """The seed tables' episode set (the first 100) and one seed's episode interval there."""
+    """The seed tables' episode sets and the interval the episode sample adds.
+
+    A seed table written with ``sweeps.json`` beside it (``twolink summarize``)
+    names its episode set there, and its ``seeds + episodes`` column holds the
+    two-level interval; an older table is on the first ``SWEEP_EPISODES``
+    episodes, and the note gives one seed's Wilson interval at the mean rate.
+    """
     from twolink_gym.training.stats import wilson_interval
 
     parts = []
+    sets = []
+    old = False
     for folder, _ in page.seeds:
+        meta = RESULTS / folder / "sweeps.json"
+        if meta.exists():
+            for record in read_json(meta):
+                evaluation = record["evaluation"]
+                sets.append(
+                    f"{record['label']} on {evaluation['episodes']} episodes "
+                    f"(seeds {evaluation['seed']:,} …)"
+                )
+            continue
+        old = True
         for row in seed_rows(folder):
             match = re.match(r"\s*([0-9.]+)%", row["mean [95% CI]"])
             if match is None:
@@ -613,23 +631,37 @@ def seed_episodes_note(page: TaskPage) -> str:
             parts.append(
                 f"{row['agent']} at its mean {pct(rate)}: [{100 * low:.1f}, {100 * high:.1f}]"
             )
-    sizes = sorted(
-        {int(read_json(RESULTS / c.folder / "summary.json")["episodes"]) for c in page.comparisons}
-    )
-    text = (
-        f"The seed tables are on the first {SWEEP_EPISODES} episodes of the evaluation set "
-        f"(seeds 1,000,000 … 1,000,{SWEEP_EPISODES - 1:03d}), and their interval covers the "
-        "seeds only. The episode sample adds, for one seed at the sweep's mean rate, a 95 % "
-        "Wilson interval of " + "; ".join(parts) + " (points)."
-    )
-    if sizes != [SWEEP_EPISODES]:
+    text = ""
+    if sets:
         text += (
-            f" The task's evaluation set is now {' and '.join(str(n) for n in sizes)} episodes "
-            "(the comparison below; sized for an episode interval within ±3 points); the "
-            "per-seed models are not kept, so the seed tables stay on their first "
-            f"{SWEEP_EPISODES}."
+            "Each seed table is on its config's evaluation set: "
+            + "; ".join(sets)
+            + ". Its `seeds + episodes 95% CI` column is a bootstrap over seeds and, within "
+            "each seed, over episodes; `mean [95% CI]` covers the seeds only. "
         )
-    return text + "\n"
+    if old:
+        sizes = sorted(
+            {
+                int(read_json(RESULTS / c.folder / "summary.json")["episodes"])
+                for c in page.comparisons
+            }
+        )
+        which = "The seed tables without that column" if sets else "The seed tables"
+        text += (
+            f"{which} are on the first {SWEEP_EPISODES} episodes "
+            f"of the evaluation set (seeds 1,000,000 … 1,000,{SWEEP_EPISODES - 1:03d}), and "
+            "their interval covers the seeds only. The episode sample adds, for one seed at "
+            "the sweep's mean rate, a 95 % Wilson interval of " + "; ".join(parts) + " (points)."
+        )
+        if sizes != [SWEEP_EPISODES]:
+            text += (
+                f" The task's evaluation set is now {' and '.join(str(n) for n in sizes)} "
+                "episodes (the comparison below; sized for an episode interval within ±3 "
+                "points); the per-seed models are not kept, so "
+                + ("those seed tables stay" if sets else "the seed tables stay")
+                + f" on their first {SWEEP_EPISODES}."
+            )
+    return text.strip() + "\n"
 
 
 def task_page(page: TaskPage) -> str:

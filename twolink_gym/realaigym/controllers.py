@@ -13,11 +13,10 @@ the v2 performance score (docs/realaigym.md).
 
 ``realaigym_acrobot_tvlqr`` and ``realaigym_pendubot_tvlqr`` are of another kind: a trajectory-optimised swing-up
 tracked by time-varying LQR (:class:`~twolink_gym.realaigym.trajopt.TVLQRController`),
-unfiltered (its nominal torque is smooth by construction); the ``_sync``
-variant (acrobot) chooses the nominal's step nearest the measured state in the
-tracking cost-to-go within ±0.4 s of the last one (``resync=200``) instead
-of reading it from the clock, when the arm is far off (predicted cost above
-``resync_level = 1e4``).
+unfiltered (its nominal torque is smooth by construction), with the weights
+:data:`TVLQR_GAINS`: RealAIGym's tracking ``Q``, a third of their ``R`` (stiff
+tracking and balance, which rejects pushes), and a soft balance (ten times
+their ``R``) inside a box around the upright, which tolerates measurement delays.
 """
 
 from __future__ import annotations
@@ -30,9 +29,14 @@ from numpy.typing import NDArray
 from twolink_gym.controllers import AcrobotSwingupController, PendubotSwingupController
 from twolink_gym.controllers.base import Controller
 from twolink_gym.realaigym.protocol import PolicyRunner, make_policy_env
-from twolink_gym.realaigym.trajopt import TVLQRController
+from twolink_gym.realaigym.trajopt import TRACKING_R, TVLQRController
 
-__all__ = ["VARIANTS", "LowPassPolicy", "variant_runner"]
+__all__ = ["TVLQR_GAINS", "VARIANTS", "LowPassPolicy", "variant_runner"]
+
+#: The TVLQR variants' weights: RealAIGym's tracking ``Q`` (:data:`~twolink_gym.realaigym.trajopt.TRACKING_Q`)
+#: with a third of its ``R``, and a balance of ``R`` ten times theirs inside the
+#: soft box (:data:`~twolink_gym.realaigym.trajopt.SOFT_BOX`).
+TVLQR_GAINS: dict[str, Any] = {"R": TRACKING_R / 3, "soft_R": 10 * TRACKING_R}
 
 #: Named variants: ``name -> (robot, controller class, gains, alpha)`` (``alpha = 1``: no filter).
 VARIANTS: dict[str, tuple[str, type[Controller], dict[str, Any], float]] = {
@@ -64,16 +68,8 @@ VARIANTS: dict[str, tuple[str, type[Controller], dict[str, Any], float]] = {
         0.3594,
     ),
     # the trajectory-optimised swing-up with TVLQR (twolink_gym.realaigym.trajopt)
-    "realaigym_acrobot_tvlqr": ("acrobot", TVLQRController, {}, 1.0),
-    "realaigym_pendubot_tvlqr": ("pendubot", TVLQRController, {}, 1.0),
-    # the same, re-synchronised to the nominal point of least predicted cost (±0.4 s)
-    # when the cost at the clock's point exceeds 1e4
-    "realaigym_acrobot_tvlqr_sync": (
-        "acrobot",
-        TVLQRController,
-        {"resync": 200, "resync_level": 1.0e4},
-        1.0,
-    ),
+    "realaigym_acrobot_tvlqr": ("acrobot", TVLQRController, TVLQR_GAINS, 1.0),
+    "realaigym_pendubot_tvlqr": ("pendubot", TVLQRController, TVLQR_GAINS, 1.0),
 }
 
 

@@ -89,10 +89,16 @@ NOMINAL_FILES = {
     robot: Path(__file__).with_name(f"tvlqr_{robot}.json") for robot in ("acrobot", "pendubot")
 }
 #: Default tracking weights of the TVLQR and the upright LQR: ``Q`` on
-#: ``[q1, q2, q̇1, q̇2]`` errors and ``R`` on the motor torque [1/(N·m)²]
-#: (gentle gains: they scored best on the acrobot's robustness board, docs/realaigym.md).
-TRACKING_Q = (10.0, 10.0, 1.0, 1.0)
-TRACKING_R = 100.0
+#: ``[q1, q2, q̇1, q̇2]`` errors and ``R`` on the motor torque [1/(N·m)²], per
+#: 2 ms step: the tracking weights of RealAIGym's TVLQR entry
+#: (``leaderboard/<robot>/robustness_v2/con_ilqr_tvlqr*.py`` in
+#: ``dfki-ric-underactuated-lab/double_pendulum``; docs/realaigym.md).
+TRACKING_Q = (0.64, 0.56, 0.13, 0.037)
+TRACKING_R = 0.82
+#: Default half-widths [rad, rad, rad/s, rad/s] of the box around the upright
+#: where :class:`TVLQRController`'s soft balance acts (twice the box in which
+#: RealAIGym's acrobot TVLQR entry switches to its balance LQR).
+SOFT_BOX = (0.2, 0.2, 1.0, 1.0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -504,6 +510,13 @@ class TVLQRController(Controller):
     says. The balance starts when ``c`` reaches ``N`` and lasts for the rest
     of the episode.
 
+    With ``soft_R`` the balance uses two upright LQRs: inside ``soft_box``
+    around the upright (``|x - x_up| ≤ soft_box`` in every component, angles
+    wrapped) the one of weights ``(Q, soft_R)``, outside it the one of
+    ``(Q, R)`` (whose Riccati solution ends the tracking recursion). A larger
+    ``soft_R`` gives smaller gains near the upright, which tolerate a
+    measurement delay; the stiff law still rejects a push out of the box.
+
     Parameters
     ----------
     task, params, dt, max_torque, actuation
@@ -521,6 +534,12 @@ class TVLQRController(Controller):
         Search only when the predicted tracking cost at ``c`` exceeds this
         level (dimensionless, of ``Q`` and ``R``; 0: at every call); below it
         the step is ``c``, the clock's when no search happened before.
+    soft_R : float, optional
+        Motor-torque weight [1/(N·m)²] of the balance inside ``soft_box``
+        (default: one balance LQR, ``(Q, R)``, everywhere).
+    soft_box : tuple of 4 floats
+        Half-widths [rad, rad, rad/s, rad/s] of the box around the upright
+        in which ``soft_R``'s LQR balances.
     """
 
     task_types = (SwingupTask,)
@@ -539,6 +558,8 @@ class TVLQRController(Controller):
         R: float = TRACKING_R,
         resync: int = 0,
         resync_level: float = 0.0,
+        soft_R: float | None = None,
+        soft_box: Sequence[float] = SOFT_BOX,
     ) -> None:
         super().__init__(task, params, dt, max_torque, actuation)
         self.nominal = load_nominal(self.actuation) if nominal is None else nominal
@@ -555,6 +576,15 @@ class TVLQRController(Controller):
             raise ValueError(f"resync_level must be finite and >= 0, got {resync_level!r}")
         self.resync = int(resync)
         self.resync_level = float(resync_level)
+        if soft_R is not None and not (math.isfinite(soft_R) and soft_R > 0):
+            raise ValueError(f"soft_R must be None or finite and > 0, got {soft_R!r}")
+        box = np.asarray(soft_box, dtype=np.float64)
+        if box.shape != (4,) or not np.all(box > 0):
+            raise ValueError(f"soft_box must have 4 entries > 0, got {soft_box!r}")
+        self.soft_box = box
+        self.soft = (
+            None if soft_R is None else upright_design(self.params, self.actuation, Q, soft_R)
+        )
         self._calls: NDArray[np.int64] | None = None
         self._index: NDArray[np.int64] | None = None
 
@@ -620,7 +650,11 @@ class TVLQRController(Controller):
         err = x - x_ref
         err[:, :2] = wrap_angle(err[:, :2])
         tau = np.zeros((n, 2))
-        tau[:, active] = u_ref - np.einsum("ij,ij->i", self.gains[j], err)
+        gain = self.gains[j]
+        if self.soft is not None:
+            inside = (j == steps) & np.all(np.abs(err) <= self.soft_box, axis=1)
+            gain[inside] = self.soft.k[0]
+        tau[:, active] = u_ref - np.einsum("ij,ij->i", gain, err)
         return tau, None
 
 
