@@ -36,7 +36,7 @@ SHIPPED = {
     "swingup_pendubot_sac": ("swingup_pendubot", "sac", 0.80),
     "swingup_pendubot_ppo": ("swingup_pendubot", "ppo", 0.80),
     "track_ppo": ("track", "ppo", 0.80),
-    "track_sac": ("track", "sac", 0.80),
+    "track_sac": ("track", "sbx_sac", 0.80),
 }
 # the config of each agent's env (task and actuation)
 CONFIGS = {
@@ -56,12 +56,13 @@ def test_every_agent_is_shipped_and_small():
     for name in SHIPPED:
         folder = pretrained.pretrained_dir(name)
         size = sum(p.stat().st_size for p in folder.iterdir())
-        # SB3 saves a SAC policy with its two critics and their targets (swingup_sac,
-        # swingup_pendubot_sac and track_sac, net [256, 256]: 1.4-1.5 MB); every other
-        # agent is at most 0.6 MB
+        # SB3 saves a SAC policy with its two critics and their targets (swingup_sac and
+        # swingup_pendubot_sac, net [256, 256]: 1.4-1.5 MB); every other agent is at most
+        # 0.6 MB
         assert size < 1_500_000, f"{name} is {size} bytes"
         assert (folder / "config.yaml").is_file()
-        # the statistics live inside policy.pt: no separate file to lose
+        # the statistics live inside policy.pt (SBX agents: obs_stats.npz beside
+        # policy.msgpack, read by the one loader): no VecNormalize file to lose
         assert not (folder / "vecnormalize.pkl").exists()
 
 
@@ -85,9 +86,12 @@ def test_every_shipped_folder_has_a_card_that_matches_its_config():
         assert spec.kwargs.get("actuation", "full") == card.actuation
         assert (card.episodes, card.seed) == (cfg.evaluate.episodes, cfg.evaluate.seed)
         assert 0.0 <= card.success <= 1.0 and card.description and "\n" not in card.description
+        # the card's fields, and for an agent of another backend than torch its name
+        backend = pretrained.backend_of(folder)
         assert set(json.loads((folder / "agent.json").read_text())) == {
             f.name for f in dataclasses.fields(pretrained.AgentCard)
-        }
+        } | ({"backend"} if backend != "torch" else set())
+        assert (backend == "sbx") == card.algorithm.startswith("sbx_")
 
 
 def test_card_success_is_what_the_agent_scores_on_its_evaluation_set():

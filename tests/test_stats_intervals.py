@@ -14,7 +14,12 @@ from twolink_gym.training.stats import (
     two_level_bootstrap,
     wilson_interval,
 )
-from twolink_gym.training.sweep import combine_sweeps, format_sweep_table, write_summary
+from twolink_gym.training.sweep import (
+    combine_sweeps,
+    format_sweep_table,
+    seed_record,
+    write_summary,
+)
 
 # Newcombe (1998), "Two-sided confidence intervals for the single proportion",
 # Stat. Med. 17, Table I, method 3 (score interval without continuity correction)
@@ -225,3 +230,15 @@ def test_write_summary_stores_the_two_level_interval_only_with_episode_results(t
     summary, _, _ = write_summary(cfg, records, tmp_path / "b")
     assert summary["success_rate_two_level"] is None
     assert "| n/a |" in (tmp_path / "b" / "table.md").read_text()
+
+
+def test_a_resumed_run_counts_every_segment_of_its_training_time(tmp_path):
+    # a run trained in two segments: 600 s, then 400 s after --resume
+    (tmp_path / "train_summary.json").write_text(
+        json.dumps({"timesteps": 300, "wall_time_s": 400.0, "cumulative_wall_time_s": 1000.0})
+    )
+    record = seed_record(0, tmp_path, _rollouts([True, False]))
+    assert record["wall_time_s"] == 1000.0
+    # a summary written before segments were summed has only the run's own time
+    (tmp_path / "train_summary.json").write_text(json.dumps({"wall_time_s": 400.0}))
+    assert seed_record(0, tmp_path, _rollouts([True]))["wall_time_s"] == 400.0

@@ -679,7 +679,7 @@ def cmd_summarize(args: argparse.Namespace) -> int:
 
     print(combine_sweeps(args.sweeps, args.out, baseline=args.baseline), end="")
     extra = ", comparison.md/.json" if args.baseline else ""
-    print(f"table.md, learning_curves.png{extra} in {args.out}/")
+    print(f"table.md, learning_curves.png, sweeps.json{extra} in {args.out}/")
     return 0
 
 

@@ -263,8 +263,9 @@ def seed_record(seed: int, run: Path, rollouts: Rollouts) -> dict[str, Any]:
     dict
         ``seed``, ``run``, the metrics of :func:`~twolink_gym.training.evaluate.summarize`,
         ``episode_success`` (each evaluation episode's success, 0 or 1, in episode
-        order), ``timesteps``, ``wall_time_s``, ``machine`` and ``curve``
-        (:func:`learning_curve`, or None).
+        order), ``timesteps``, ``wall_time_s`` (the whole run's, summed over
+        ``--resume`` segments), ``machine`` and ``curve`` (:func:`learning_curve`,
+        or None).
     """
     info = _train_summary(run)
     return {
@@ -273,7 +274,7 @@ def seed_record(seed: int, run: Path, rollouts: Rollouts) -> dict[str, Any]:
         **summarize(rollouts),
         "episode_success": [int(v) for v in rollouts.success],
         "timesteps": info.get("timesteps"),
-        "wall_time_s": info.get("wall_time_s"),
+        "wall_time_s": info.get("cumulative_wall_time_s", info.get("wall_time_s")),
         "machine": info.get("machine"),
         "curve": learning_curve(run),
     }

@@ -107,8 +107,18 @@ twolink sweep configs/track_ppo.yaml --seeds 0-2 --no-train --set evaluate.episo
 twolink train configs/track_sac.yaml --set train.seed=N      # N = 0, 1, 2
 twolink sweep configs/track_sac.yaml --seeds 0-2 --no-train --set evaluate.episodes=100
 twolink summarize runs/track_ppo_sweep runs/track_sac_sweep --out docs/results/track/seeds
-twolink export runs/track_ppo_s0 --out twolink_gym/pretrained/track_ppo   # the shipped agents: seed 0
-twolink export runs/track_sac_s0 --out twolink_gym/pretrained/track_sac""",
+twolink export runs/track_ppo_s0 --out twolink_gym/pretrained/track_ppo   # the shipped PPO: seed 0""",
+    "track/seeds_fast": """\
+for N in 0 1 2; do
+  twolink train configs/track_sac_sbx.yaml --set train.seed=$N --set train.run_name=track_sac_sbx_s$N
+  twolink train configs/track_ppo.yaml --set env.train_task_options.max_path_speed=0.5 \\
+      --set train.seed=$N --set train.run_name=track_ppo_fast_s$N
+done
+twolink sweep configs/track_sac_sbx.yaml --seeds 0-2 --no-train
+twolink sweep configs/track_ppo.yaml --seeds 0-2 --no-train \\
+    --set env.train_task_options.max_path_speed=0.5 --set train.run_name=track_ppo_fast
+twolink summarize runs/track_sac_sbx_sweep runs/track_ppo_fast_sweep --out docs/results/track/seeds_fast
+twolink export runs/track_sac_sbx_s0 --out twolink_gym/pretrained/track_sac   # the shipped SAC: seed 0""",
     "robustness/nominal": """\
 twolink robustness configs/balance_ppo.yaml auto pretrained:balance_ppo pretrained:balance_sac \\
     pretrained:balance_ppo_robust --out docs/results/robustness/balance --overwrite
@@ -987,7 +997,10 @@ Track: follow a moving tip reference (circles, figure-eights, Lissajous curves,
 looping paths) observed step by step (success: RMS tip error below 2 cm over
 the episode; see [Environments: track](../environments/track.md)).
 """,
-    seeds=(("track/seeds", "PPO and SAC"),),
+    seeds=(
+        ("track/seeds", "PPO and SAC"),
+        ("track/seeds_fast", "Trained on faster paths: SAC on SBX (shipped), and PPO"),
+    ),
     comparisons=(
         Comparison(
             folder="track",
@@ -1010,15 +1023,26 @@ def seed_rows(folder: str) -> list[dict[str, str]]:
     return table_rows(markdown_tables(read_text(RESULTS / folder / "table.md"))[0])
 
 
+def seed_table_episodes(folder: str) -> dict[str, int]:
+    """Each row's evaluation episodes, by agent label, from the table's ``sweeps.json``.
+
+    Empty for a table written without it (those are on the first ``SWEEP_EPISODES``).
+    """
+    meta = RESULTS / folder / "sweeps.json"
+    if not meta.exists():
+        return {}
+    return {r["label"]: int(r["evaluation"]["episodes"]) for r in read_json(meta)}
+
+
 def index_page() -> str:
     """The results overview: one line per task and arm, with links."""
     out = [HEADER.format(name="index"), "# Results\n", notes("index")]
     lines = (
-        ("reach", "full", "reach", "reach/seeds"),
-        ("balance", "full", "balance", "balance/seeds"),
-        ("swing-up", "full", "swingup", "swingup/seeds"),
-        ("swing-up", "pendubot", "swingup_pendubot", "swingup_pendubot/seeds"),
-        ("track", "full", "track", "track/seeds"),
+        ("reach", "full", "reach", ("reach/seeds",)),
+        ("balance", "full", "balance", ("balance/seeds",)),
+        ("swing-up", "full", "swingup", ("swingup/seeds",)),
+        ("swing-up", "pendubot", "swingup_pendubot", ("swingup_pendubot/seeds",)),
+        ("track", "full", "track", ("track/seeds", "track/seeds_fast")),
     )
     rows = []
     for task, arm, folder, seeds in lines:
@@ -1028,8 +1052,10 @@ def index_page() -> str:
         best_agent = max(agents, key=lambda p: p["success_rate"])
         best_ctrl = max(controllers, key=lambda p: p["success_rate"])
         over_seeds = "; ".join(
-            f"{r['agent'].split(' ')[0]} {r['mean [95% CI]']} ({r['seeds']} seeds)"
-            for r in seed_rows(seeds)
+            f"{r['agent']} {r['mean [95% CI]']} ({r['seeds']} seeds, "
+            f"{seed_table_episodes(folder_seeds).get(r['agent'], SWEEP_EPISODES)} episodes)"
+            for folder_seeds in seeds
+            for r in seed_rows(folder_seeds)
         )
         page = folder.split("_")[0]
         rows.append(
