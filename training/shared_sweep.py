@@ -131,10 +131,18 @@ def _objective(cfg: RunConfig, overwrite: bool) -> Any:
             trial.set_user_attr("surplus", True)
             raise optuna.TrialPruned("no seed was waiting")
         others = trial.study.get_trials(
-            deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING)
+            deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING, TrialState.WAITING)
         )
-        if any(t.number != trial.number and _seed_of(t) == seed for t in others):
-            trial.set_user_attr("duplicate", True)  # enqueued twice by two processes at once
+        # enqueued twice by two processes at once: the seed stays with a completed trial,
+        # else with the earliest trial that holds it, running or waiting (both holders
+        # pruning each other would leave the seed undone, neither would train it twice)
+        if any(
+            t.number != trial.number
+            and _seed_of(t) == seed
+            and (t.state == TrialState.COMPLETE or t.number < trial.number)
+            for t in others
+        ):
+            trial.set_user_attr("duplicate", True)
             raise optuna.TrialPruned(f"seed {seed} is held by another trial")
         trial.set_user_attr("worker", f"{platform.node()}:{os.getpid()}")
         one = seed_config(cfg, int(seed))
