@@ -297,3 +297,66 @@ def test_every_image_of_the_results_pages_exists() -> None:
     for image in RESULTS.rglob("*"):
         if image.suffix in {".png", ".gif"}:
             assert image.relative_to(RESULTS).as_posix() in shown, f"{image} is on no results page"
+
+
+# --------------------------------------------------------------------------- RealAIGym agents
+
+
+def _board_rows(scores: dict[int, float], **extra: object) -> list[dict[str, object]]:
+    return [
+        {"policy": f"runs/x_s{s}", "train_seed": s, "algorithm": "sbx_sac", "score": v, **extra}
+        for s, v in scores.items()
+    ]
+
+
+def test_realaigym_section_gives_every_seed_the_mean_and_the_worst(
+    rp: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "realaigym" / "g"
+    folder.mkdir(parents=True)
+    criteria = {
+        "success": 1,
+        "swingup_time": 0.5,
+        "energy": 18.0,
+        "tau_cost": 9.0,
+        "tau_smoothness": 0.12,
+        "velocity_cost": 95.0,
+    }
+    perf = _board_rows({0: 0.30, 1: 0.36, 2: 0.33}, **criteria)
+    perf[1]["success"] = 0
+    families = {
+        "model": 0.5,
+        "velocity_noise": 0.25,
+        "torque_noise": 1.0,
+        "responsiveness": 1.0,
+        "delay": 0.5,
+        "perturbations": 1.0,
+    }
+    robust = _board_rows({0: 0.70, 1: 0.65, 2: 0.75}, noise_seed=3, partial=False, **families)
+    (folder / "performance.json").write_text(json.dumps(perf))
+    (folder / "robustness.json").write_text(json.dumps(robust))
+    monkeypatch.setattr(rp, "RESULTS", tmp_path)
+    text = rp.realaigym_group_section(rp.BoardGroup("realaigym/g", "G", "pendubot", "cmd"))
+    # means and worst seeds by hand: (0.30 + 0.36 + 0.33) / 3 = 0.33, (0.70 + 0.65 + 0.75) / 3 = 0.70
+    assert re.search(r"performance v2: 0\.330 \[0\.3\d\d, 0\.3\d\d\], worst 0\.300", text)
+    assert re.search(r"robustness v2: 0\.700 \[0\.\d{3}, 0\.7\d\d\], worst 0\.650", text)
+    assert "Swung up on the performance board: 2 of 3 seeds" in text
+    (seeds,) = [t for t in tables_in(text) if "swung up" in t[0]]
+    assert [r["seed"] for r in seeds] == ["0", "1", "2"]
+    assert [r["swung up"] for r in seeds] == ["yes", "**no**", "yes"]
+    # the best published entries are the boards' (History SAC's 0.682, AR-EAPO's 0.913)
+    assert "performance 0.682, robustness 0.913" in text
+    (fams,) = [t for t in tables_in(text) if "velocity_noise" in t[0]]
+    assert fams[0]["velocity_noise"] == "25%"
+
+
+def test_realaigym_section_refuses_boards_of_different_seeds(
+    rp: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "realaigym" / "g"
+    folder.mkdir(parents=True)
+    (folder / "performance.json").write_text(json.dumps(_board_rows({0: 0.3, 1: 0.3})))
+    (folder / "robustness.json").write_text(json.dumps(_board_rows({0: 0.7})))
+    monkeypatch.setattr(rp, "RESULTS", tmp_path)
+    with pytest.raises(rp.ResultsError, match=r"seeds \[0, 1\].*\[0\]"):
+        rp.realaigym_group_section(rp.BoardGroup("realaigym/g", "G", "pendubot", "cmd"))

@@ -39,6 +39,7 @@ PAGES = [
     "results/swingup.md",
     "results/track.md",
     "results/robustness.md",
+    "results/realaigym.md",
     "realaigym.md",
     "speed.md",
     "writing-a-task.md",

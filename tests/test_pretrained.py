@@ -34,6 +34,8 @@ SHIPPED = {
     "swingup_ppo": ("swingup", "ppo", 0.90),
     "swingup_sac": ("swingup", "sac", 0.90),
     "swingup_pendubot_sac": ("swingup_pendubot", "sac", 0.80),
+    "realaigym_acrobot_sac": ("swingup_acrobot", "sbx_sac", 0.80),
+    "realaigym_pendubot_sac": ("swingup_pendubot", "sbx_sac", 0.80),
     "swingup_pendubot_ppo": ("swingup_pendubot", "ppo", 0.80),
     "track_ppo": ("track", "ppo", 0.80),
     "track_sac": ("track", "sbx_sac", 0.80),

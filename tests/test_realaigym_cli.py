@@ -43,3 +43,38 @@ def test_score_text_v1_and_failure(tmp_path, capsys) -> None:
     assert "success          0" in text and "score            0.000000" in text
     with pytest.raises(SystemExit):
         main(["realaigym", "score", str(path), "--robot", "cartpole"])
+
+
+def test_robustness_gives_every_policy_the_same_noise(tmp_path, monkeypatch, capsys) -> None:
+    # the board's noise and pulses come from --seed; a policy's draws must not depend on
+    # the policies listed before it (common random numbers across the command)
+    import twolink_gym.training.realaigym as cli_module
+
+    import twolink_gym.realaigym.robustness as board
+
+    draws: dict[str, float] = {}
+
+    class Result:
+        def __init__(self, score: float) -> None:
+            self.score, self.partial = score, False
+
+        def as_dict(self) -> dict[str, float]:
+            return {"score": self.score}
+
+    def fake_robustness(runner, robot, families=board.FAMILIES, *, rng, progress=None):
+        draws[runner] = float(rng.random())
+        return {f: Result(draws[runner]) for f in families}
+
+    monkeypatch.setattr(board, "robustness", fake_robustness)
+    monkeypatch.setattr(cli_module, "policy_runner", lambda spec, robot: spec)
+    monkeypatch.setattr(cli_module, "_plot_families", lambda results, folder, spec: None)
+    argv = ["realaigym", "robustness", "a", "b", "--robot", "pendubot", "--seed", "3"]
+    assert main([*argv, "--out", str(tmp_path)]) == 0
+    first = float(np.random.default_rng(3).random())
+    assert draws == {"a": first, "b": first}
+    rows = json.loads((tmp_path / "robustness.json").read_text())
+    assert [(r["policy"], r["noise_seed"], r["score"]) for r in rows] == [
+        ("a", 3, first),
+        ("b", 3, first),
+    ]
+    capsys.readouterr()

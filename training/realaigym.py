@@ -90,6 +90,28 @@ def policy_runner(spec: str, robot: str) -> PolicyRunner:
     return PolicyRunner(loaded.predictor, sim, round(steps))
 
 
+def _agent_details(spec: str) -> dict[str, Any]:
+    """The training seed and algorithm of an agent ``spec`` (empty for a controller).
+
+    Read from the agent folder's ``config.yaml`` (``train.seed``, ``algo.name``), so
+    that a results page can group one config's seeds.
+    """
+    from twolink_gym.training.config import load_config
+    from twolink_gym.training.policies import PRETRAINED_PREFIX
+
+    from twolink_gym import pretrained
+
+    if spec.startswith(PRETRAINED_PREFIX):
+        folder = pretrained.pretrained_dir(spec[len(PRETRAINED_PREFIX) :])
+    else:
+        folder = Path(spec)
+    config = folder / "config.yaml"
+    if not config.is_file():
+        return {}
+    cfg = load_config(config)
+    return {"train_seed": cfg.train.seed, "algorithm": cfg.algo.name}
+
+
 def _folder_name(spec: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", spec.rstrip("/")).strip("_") or "policy"
 
@@ -135,6 +157,7 @@ def cmd_performance(args: argparse.Namespace) -> int:
         result = {
             "policy": spec,
             "robot": args.robot,
+            **_agent_details(spec),
             **c.as_dict(),
             "score": score(c, "v2"),
             "score_v1": score(c, "v1"),
@@ -169,17 +192,20 @@ def cmd_robustness(args: argparse.Namespace) -> int:
     from twolink_gym.realaigym.robustness import FAMILIES, robustness
 
     out = Path(args.out)
-    rng = np.random.default_rng(args.seed)
     rows = []
     runners = [(spec, policy_runner(spec, args.robot)) for spec in args.policies]
     for spec, runner in runners:
+        # every policy meets the same noise and pulses (common random numbers): its
+        # score does not depend on the other policies of the command
+        rng = np.random.default_rng(args.seed)
         results = robustness(runner, args.robot, rng=rng, progress=_progress(5000, spec))
         folder = out / _folder_name(spec)
         folder.mkdir(parents=True, exist_ok=True)
         families = {f: results[f].as_dict() for f in FAMILIES}
         overall = float(np.mean([results[f].score for f in FAMILIES]))
         partial = any(results[f].partial for f in FAMILIES)
-        row = {"policy": spec, "robot": args.robot, "score": overall, "partial": partial}
+        row = {"policy": spec, "robot": args.robot, **_agent_details(spec)}
+        row |= {"score": overall, "partial": partial, "noise_seed": args.seed}
         row |= {f: results[f].score for f in FAMILIES}
         (folder / "robustness.json").write_text(
             json.dumps({**row, "families": families}, indent=1) + "\n"

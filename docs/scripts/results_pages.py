@@ -9,7 +9,9 @@ Reads, never writes, the data folders: ``summary.json`` and the per-policy
 ``*/summary.json`` of ``twolink compare``, the ``table.md`` of ``twolink
 summarize`` (seed sweeps), ``sweep.json``, ``comparison.json`` and ``report.md``
 of a ``twolink tune`` comparison, and the ``robustness.json`` of ``twolink
-robustness``. Writes ``docs/results/{index,reach,balance,swingup,track,robustness}.md``.
+robustness``, and the ``performance.json`` and ``robustness.json`` of ``twolink realaigym
+performance|robustness``. Writes
+``docs/results/{index,reach,balance,swingup,track,robustness,realaigym}.md``.
 
 The comparison and robustness tables are formatted here from the JSON
 summaries; the seed tables are the ``table.md`` that ``twolink summarize``
@@ -37,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "docs" / "results"
 NOTES = RESULTS / "notes"
 REGENERATE = ROOT / "docs" / "scripts" / "regenerate_results.sh"
-PAGES = ("index", "reach", "balance", "swingup", "track", "robustness")
+PAGES = ("index", "reach", "balance", "swingup", "track", "robustness", "realaigym")
 #: Episodes the seed sweeps were evaluated on (the first of every evaluation set).
 SWEEP_EPISODES = 100
 
@@ -899,6 +901,159 @@ def robustness_folder_section(folder: str, title: str) -> str:
     return "\n".join(out)
 
 
+# --------------------------------------------------------------------------- RealAIGym
+
+
+@dataclass(frozen=True)
+class BoardGroup:
+    """One config's seeds on RealAIGym's boards (``twolink realaigym performance|robustness``)."""
+
+    folder: str
+    title: str
+    robot: str
+    commands: str
+    #: The shipped agent's GIF (a path under ``docs/results/``) and its caption, if one ships.
+    gif: tuple[str, str] | None = None
+
+
+def realaigym_group_section(group: BoardGroup) -> str:
+    """Every seed's criteria and scores, the mean with its interval, the worst seed."""
+    from twolink_gym.training.stats import seed_statistics
+
+    from twolink_gym.realaigym.boards import PUBLISHED
+    from twolink_gym.realaigym.robustness import FAMILIES
+
+    perf = {r["train_seed"]: r for r in read_json(RESULTS / group.folder / "performance.json")}
+    robust = {r["train_seed"]: r for r in read_json(RESULTS / group.folder / "robustness.json")}
+    if sorted(perf) != sorted(robust):
+        raise ResultsError(
+            f"docs/results/{group.folder}: performance.json has seeds {sorted(perf)}, "
+            f"robustness.json {sorted(robust)}"
+        )
+    seeds = sorted(perf)
+    noise = sorted({robust[s]["noise_seed"] for s in seeds})
+    out = [f"### {group.title}\n"]
+    rows = []
+    for s in seeds:
+        r, b = perf[s], robust[s]
+        rows.append(
+            [
+                str(s),
+                "yes" if r["success"] else "**no**",
+                fixed(r["swingup_time"], 2),
+                fixed(r["energy"], 1),
+                fixed(r["tau_cost"], 2),
+                fixed(r["tau_smoothness"], 3),
+                fixed(r["velocity_cost"], 1),
+                fixed(r["score"], 3),
+                fixed(b["score"], 3),
+            ]
+        )
+    for name, data in (("performance v2", perf), ("robustness v2", robust)):
+        st = seed_statistics(seeds, [data[s]["score"] for s in seeds])
+        out.append(
+            f"- {name}: {st.mean:.3f} [{st.ci_low:.3f}, {st.ci_high:.3f}], worst {st.worst:.3f}"
+        )
+    best_perf = max(r["score"] for r in PUBLISHED["performance"][group.robot]["rows"])
+    best_rob = max(r["score"] for r in PUBLISHED["robustness"][group.robot]["rows"])
+    swung = sum(bool(perf[s]["success"]) for s in seeds)
+    out.insert(
+        1,
+        f"Swung up on the performance board: {swung} of {len(seeds)} seeds. Over seeds "
+        "(mean [95 % bootstrap interval over seeds], worst seed); the best published entries: "
+        f"performance {best_perf:.3f}, robustness {best_rob:.3f}:\n",
+    )
+    out.append("")
+    header = [
+        "seed",
+        "swung up",
+        "swing-up time [s]",
+        "energy [J]",
+        "torque cost",
+        "smoothness [N·m]",
+        "velocity cost",
+        "performance v2",
+        f"robustness v2 (noise seed {', '.join(str(n) for n in noise)})",
+    ]
+    out.append(table(header, ["r", "l"] + ["r"] * 7, rows))
+    fam_rows = [[str(s)] + [pct(robust[s][f]) for f in FAMILIES] for s in seeds]
+    out.append("Robustness by family (fraction of each family's levels passed):\n")
+    out.append(table(["seed", *FAMILIES], ["r"] * (1 + len(FAMILIES)), fam_rows))
+    if group.gif is not None:
+        out.append(image(*group.gif))
+    out.append(f"Data: `docs/results/{group.folder}/`. Produced by:\n")
+    out.append(code(group.commands))
+    return "\n".join(out)
+
+
+def _board_commands(
+    folder: str, robot: str, config: str, label: str, seeds: str, ship: tuple[int, str]
+) -> str:
+    """Train ``config`` on ``seeds`` as runs/``label``_sN, both boards into ``folder``, ship one.
+
+    ``ship`` is the shipped seed and the agent's name.
+    """
+    runs = " ".join(f"runs/{label}_s{n}" for n in seeds.split())
+    seed, name = ship
+    return (
+        f"for seed in {seeds}; do\n"
+        f"  twolink train configs/{config}.yaml --set train.seed=$seed"
+        f" --set train.run_name={label}_s$seed\n"
+        "done\n"
+        f"twolink realaigym performance {runs} --robot {robot} --out docs/results/{folder}\n"
+        f"twolink realaigym robustness {runs} --robot {robot} --out docs/results/{folder} --seed 3\n"
+        f"twolink export runs/{label}_s{seed} --out twolink_gym/pretrained/{name}\n"
+        f"twolink record pretrained:{name} --out docs/results/realaigym/{name}.gif --max-steps 160"
+    )
+
+
+#: The trained agents on RealAIGym's boards: one folder per config, its seeds.
+REALAIGYM_GROUPS = (
+    BoardGroup(
+        "realaigym/pendubot_sac",
+        "Pendubot, SAC (SBX), `configs/realaigym_pendubot_sac.yaml`",
+        "pendubot",
+        _board_commands(
+            "realaigym/pendubot_sac",
+            "pendubot",
+            "realaigym_pendubot_sac",
+            "rag_pendubot_sbx",
+            "0 1 2",
+            (1, "realaigym_pendubot_sac"),
+        ),
+        gif=(
+            "realaigym/realaigym_pendubot_sac.gif",
+            "pretrained:realaigym_pendubot_sac swinging up the pendubot",
+        ),
+    ),
+    BoardGroup(
+        "realaigym/acrobot_sac",
+        "Acrobot, SAC (SBX), `configs/realaigym_acrobot_sac.yaml`",
+        "acrobot",
+        _board_commands(
+            "realaigym/acrobot_sac",
+            "acrobot",
+            "realaigym_acrobot_sac",
+            "rag_acrobot_sbx",
+            "0 1 2",
+            (0, "realaigym_acrobot_sac"),
+        ),
+        gif=(
+            "realaigym/realaigym_acrobot_sac.gif",
+            "pretrained:realaigym_acrobot_sac swinging up the acrobot",
+        ),
+    ),
+)
+
+
+def realaigym_page() -> str:
+    """Agents trained here on RealAIGym's boards, over seeds."""
+    out = [HEADER.format(name="realaigym"), "# Results: RealAIGym agents\n", notes("realaigym")]
+    for group in REALAIGYM_GROUPS:
+        out.append(realaigym_group_section(group))
+    return "\n".join(out)
+
+
 # --------------------------------------------------------------------------- pages
 
 REACH = TaskPage(
@@ -1095,6 +1250,7 @@ def build_pages() -> dict[str, str]:
     for name, page in TASK_PAGES.items():
         pages[f"{name}.md"] = task_page(page)
     pages["robustness.md"] = robustness_page()
+    pages["realaigym.md"] = realaigym_page()
     return {name: text.rstrip() + "\n" for name, text in pages.items()}
 
 
