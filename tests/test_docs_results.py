@@ -290,10 +290,11 @@ def test_every_regeneration_block_is_on_a_page(rp: ModuleType) -> None:
 
 
 def test_every_image_of_the_results_pages_exists() -> None:
-    for name in ("index", "reach", "balance", "swingup", "track", "robustness"):
+    for name in ("index", "reach", "balance", "swingup", "track", "robustness", "realaigym"):
         for target in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", page_text(name)):
             assert (RESULTS / target).is_file(), f"{name}.md shows a missing image {target}"
-    shown = "\n".join(page_text(n) for n in ("reach", "balance", "swingup", "track", "robustness"))
+    pages = ("reach", "balance", "swingup", "track", "robustness", "realaigym")
+    shown = "\n".join(page_text(n) for n in pages)
     for image in RESULTS.rglob("*"):
         if image.suffix in {".png", ".gif"}:
             assert image.relative_to(RESULTS).as_posix() in shown, f"{image} is on no results page"

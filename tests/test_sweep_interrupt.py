@@ -57,6 +57,10 @@ def _wait(condition: object, timeout: float) -> bool:
     return False
 
 
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def test_sigterm_on_a_sweep_interrupts_and_saves_every_worker(tmp_path: Path) -> None:
     config = {
         "env": {"task": "balance"},
@@ -94,6 +98,9 @@ def test_sigterm_on_a_sweep_interrupts_and_saves_every_worker(tmp_path: Path) ->
         stderr=subprocess.STDOUT,
         env=env,
         text=True,
+        # started as a background job of a non-interactive shell is (`cmd &`, nohup):
+        # SIGINT ignored, which the workers inherit unless they restore it
+        preexec_fn=_ignore_sigint,
     )
     runs = [tmp_path / "runs" / f"sig_s{s}" for s in (0, 1)]
     try:

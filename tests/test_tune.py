@@ -487,7 +487,13 @@ def test_sigterm_keeps_completed_trials_and_a_restart_reruns_the_interrupted(
         except Exception:  # not created yet
             return []
 
-    proc = subprocess.Popen([*argv, "--trials", "20", "--workers", "2"], cwd=tmp_path)
+    # started with SIGINT ignored, as a background job of a non-interactive shell is
+    # (`cmd &`, nohup): the workers must still stop on the SIGINT their parent sends
+    proc = subprocess.Popen(
+        [*argv, "--trials", "20", "--workers", "2"],
+        cwd=tmp_path,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
     try:
         assert _wait(
             lambda: TrialState.COMPLETE in states() and states().count(TrialState.RUNNING) == 2,

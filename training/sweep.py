@@ -49,6 +49,7 @@ from twolink_gym.training.stats import (
     seed_statistics,
     two_level_bootstrap,
 )
+from twolink_gym.training.workers import accept_interrupts
 
 __all__ = [
     "SweepResult",
@@ -108,9 +109,10 @@ _STOP: Any = None
 
 
 def _init_worker(stop: Any) -> None:
-    """Worker initialiser: keep the sweep's stop event."""
+    """Worker initialiser: keep the sweep's stop event, accept the sweep's interrupts."""
     global _STOP
     _STOP = stop
+    accept_interrupts()
 
 
 def _train_one(data: dict[str, Any], source: str, overwrite: bool) -> tuple[int, float]:

@@ -17,7 +17,24 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["run_workers"]
+__all__ = ["accept_interrupts", "run_workers"]
+
+
+def accept_interrupts() -> None:
+    """Make SIGINT raise ``KeyboardInterrupt`` in this process, as in an interactive one.
+
+    A process started in the background by a non-interactive shell (``cmd &``,
+    ``nohup``) inherits SIGINT ignored, and Python then installs no handler for it:
+    its workers would ignore the SIGINT that stops them on SIGTERM. Each worker
+    calls this first.
+    """
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _worker(target: Callable[..., None], args: tuple[Any, ...]) -> None:
+    """A worker process: accept interrupts, then run ``target(*args)``."""
+    accept_interrupts()
+    target(*args)
 
 
 def _interrupt_children(signum: int, frame: Any) -> None:
@@ -59,7 +76,8 @@ def run_workers(
             return
         context = multiprocessing.get_context("spawn")
         procs = [
-            context.Process(target=target, args=(*args, k), daemon=False) for k in range(workers)
+            context.Process(target=_worker, args=(target, (*args, k)), daemon=False)
+            for k in range(workers)
         ]
         try:
             for p in procs:
