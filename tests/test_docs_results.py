@@ -289,12 +289,11 @@ def test_every_regeneration_block_is_on_a_page(rp: ModuleType) -> None:
                 assert out.group(1).startswith(folder), f"{line!r} writes outside {folder}"
 
 
-def test_every_image_of_the_results_pages_exists() -> None:
-    for name in ("index", "reach", "balance", "swingup", "track", "robustness", "realaigym"):
+def test_every_image_of_the_results_pages_exists(rp: ModuleType) -> None:
+    for name in rp.PAGES:
         for target in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", page_text(name)):
             assert (RESULTS / target).is_file(), f"{name}.md shows a missing image {target}"
-    pages = ("reach", "balance", "swingup", "track", "robustness", "realaigym")
-    shown = "\n".join(page_text(n) for n in pages)
+    shown = "\n".join(page_text(n) for n in rp.PAGES if n != "index")
     for image in RESULTS.rglob("*"):
         if image.suffix in {".png", ".gif"}:
             assert image.relative_to(RESULTS).as_posix() in shown, f"{image} is on no results page"

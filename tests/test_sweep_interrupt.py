@@ -98,8 +98,8 @@ def test_sigterm_on_a_sweep_interrupts_and_saves_every_worker(tmp_path: Path) ->
         stderr=subprocess.STDOUT,
         env=env,
         text=True,
-        # started as a background job of a non-interactive shell is (`cmd &`, nohup):
-        # SIGINT ignored, which the workers inherit unless they restore it
+        # SIGINT ignored, as in a background job of a non-interactive shell (`cmd &`,
+        # nohup): the workers inherit that unless they restore the handler
         preexec_fn=_ignore_sigint,
     )
     runs = [tmp_path / "runs" / f"sig_s{s}" for s in (0, 1)]

@@ -52,16 +52,9 @@ def policy_runner(spec: str, robot: str) -> PolicyRunner:
             raise ValueError(f"controller {spec!r} cannot swing up the {robot}")
         return PolicyRunner(cls.from_env(env), env.sim)
     from twolink_gym.training.config import load_config
-    from twolink_gym.training.policies import PRETRAINED_PREFIX, load_policy
+    from twolink_gym.training.policies import load_policy
 
-    from twolink_gym import pretrained
-
-    folder = (
-        pretrained.pretrained_dir(spec[len(PRETRAINED_PREFIX) :])
-        if spec.startswith(PRETRAINED_PREFIX)
-        else Path(spec)
-    )
-    config = folder / "config.yaml"
+    config = _agent_config_file(spec)
     if not config.is_file():
         raise ValueError(
             f"policy {spec!r} is neither a controller ({sorted(CONTROLLERS)}), a RealAIGym "
@@ -90,23 +83,31 @@ def policy_runner(spec: str, robot: str) -> PolicyRunner:
     return PolicyRunner(loaded.predictor, sim, round(steps))
 
 
-def _agent_details(spec: str) -> dict[str, Any]:
-    """The training seed and algorithm of an agent ``spec`` (empty for a controller).
-
-    Read from the agent folder's ``config.yaml`` (``train.seed``, ``algo.name``), so
-    that a results page can group one config's seeds.
-    """
-    from twolink_gym.training.config import load_config
+def _agent_config_file(spec: str) -> Path:
+    """The ``config.yaml`` of the agent ``spec`` (``pretrained:NAME`` or a folder); may not exist."""
     from twolink_gym.training.policies import PRETRAINED_PREFIX
 
     from twolink_gym import pretrained
 
     if spec.startswith(PRETRAINED_PREFIX):
-        folder = pretrained.pretrained_dir(spec[len(PRETRAINED_PREFIX) :])
-    else:
-        folder = Path(spec)
-    config = folder / "config.yaml"
-    if not config.is_file():
+        return pretrained.pretrained_dir(spec[len(PRETRAINED_PREFIX) :]) / "config.yaml"
+    return Path(spec) / "config.yaml"
+
+
+def _agent_details(spec: str) -> dict[str, Any]:
+    """The training seed and algorithm of a policy that :func:`policy_runner` accepted.
+
+    Empty for a controller, a RealAIGym variant or a policy without a ``config.yaml``;
+    for an agent, ``train.seed`` and ``algo.name`` of its ``config.yaml``, so that a
+    results page can group one config's seeds.
+    """
+    from twolink_gym.training.config import load_config
+
+    from twolink_gym.controllers import CONTROLLERS
+    from twolink_gym.realaigym.controllers import VARIANTS
+
+    config = _agent_config_file(spec)
+    if spec in VARIANTS or spec in CONTROLLERS or not config.is_file():
         return {}
     cfg = load_config(config)
     return {"train_seed": cfg.train.seed, "algorithm": cfg.algo.name}

@@ -932,7 +932,20 @@ def realaigym_group_section(group: BoardGroup) -> str:
         )
     seeds = sorted(perf)
     noise = sorted({robust[s]["noise_seed"] for s in seeds})
-    out = [f"### {group.title}\n"]
+    best_perf = max(r["score"] for r in PUBLISHED["performance"][group.robot]["rows"])
+    best_rob = max(r["score"] for r in PUBLISHED["robustness"][group.robot]["rows"])
+    swung = sum(bool(perf[s]["success"]) for s in seeds)
+    out = [
+        f"### {group.title}\n",
+        f"Swung up on the performance board: {swung} of {len(seeds)} seeds. Over seeds "
+        "(mean [95 % bootstrap interval over seeds], worst seed); the best published entries: "
+        f"performance {best_perf:.3f}, robustness {best_rob:.3f}:\n",
+    ]
+    for name, data in (("performance v2", perf), ("robustness v2", robust)):
+        st = seed_statistics(seeds, [data[s]["score"] for s in seeds])
+        out.append(
+            f"- {name}: {st.mean:.3f} [{st.ci_low:.3f}, {st.ci_high:.3f}], worst {st.worst:.3f}"
+        )
     rows = []
     for s in seeds:
         r, b = perf[s], robust[s]
@@ -949,20 +962,6 @@ def realaigym_group_section(group: BoardGroup) -> str:
                 fixed(b["score"], 3),
             ]
         )
-    for name, data in (("performance v2", perf), ("robustness v2", robust)):
-        st = seed_statistics(seeds, [data[s]["score"] for s in seeds])
-        out.append(
-            f"- {name}: {st.mean:.3f} [{st.ci_low:.3f}, {st.ci_high:.3f}], worst {st.worst:.3f}"
-        )
-    best_perf = max(r["score"] for r in PUBLISHED["performance"][group.robot]["rows"])
-    best_rob = max(r["score"] for r in PUBLISHED["robustness"][group.robot]["rows"])
-    swung = sum(bool(perf[s]["success"]) for s in seeds)
-    out.insert(
-        1,
-        f"Swung up on the performance board: {swung} of {len(seeds)} seeds. Over seeds "
-        "(mean [95 % bootstrap interval over seeds], worst seed); the best published entries: "
-        f"performance {best_perf:.3f}, robustness {best_rob:.3f}:\n",
-    )
     out.append("")
     header = [
         "seed",
