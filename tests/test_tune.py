@@ -562,3 +562,31 @@ def test_opening_a_fresh_storage_waits_out_another_process_creating_it(
     monkeypatch.setattr(optuna.storages, "RDBStorage", refused)
     with pytest.raises(ValueError, match=r"cannot be opened .*permission denied"):
         open_storage(f"sqlite:///{tmp_path / 'other.db'}", heartbeat=False)
+
+
+def test_an_interrupt_after_training_keeps_the_trial_and_starts_no_other(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # SIGINT lands when the trial's training has returned (saving, or Optuna storing
+    # the trial): the trial is completed and stored, then the study stops
+    import signal
+
+    import twolink_gym.training.train as train_module
+
+    real = train_module.train
+
+    def train_then_interrupted(*args: Any, **kwargs: Any) -> Any:
+        result = real(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGINT)
+        return result
+
+    monkeypatch.setattr(train_module, "train", train_then_interrupted)
+    cfg = tiny_config(tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        tune(cfg, trials=3, space=parse_space("ppo", SPACE), workers=1)
+    url = f"sqlite:///{tmp_path / 'runs' / 'balance_ppo_tune' / 'study.db'}"
+    (trial,) = stored_trials(url, "balance_ppo")
+    assert trial.state == TrialState.COMPLETE
+    run = tmp_path / "runs" / "balance_ppo_tune" / "trials" / "trial_0000"
+    with np.load(run / "eval" / "evaluations.npz") as data:
+        assert trial.value == pytest.approx(float(np.mean(data["successes"][-1])))

@@ -46,6 +46,7 @@ import optuna
 from optuna.trial import FrozenTrial, TrialState
 from twolink_gym.training.config import RunConfig, config_from_dict
 from twolink_gym.training.evaluate import evaluate_policies
+from twolink_gym.training.interrupts import interrupt_requested
 from twolink_gym.training.stats import SeedStatistics
 from twolink_gym.training.sweep import seed_config, seed_record, sweep_dir, write_summary
 from twolink_gym.training.tune import bind_study, open_storage
@@ -126,6 +127,8 @@ def _train_seed(cfg: RunConfig, overwrite: bool) -> bool:
 
 def _objective(cfg: RunConfig, overwrite: bool) -> Any:
     def objective(trial: optuna.Trial) -> float:
+        if interrupt_requested():  # between two seeds: start none
+            raise KeyboardInterrupt
         seed = trial.user_attrs.get(SEED_ATTR)
         if seed is None:  # another worker took the last waiting seed meanwhile
             trial.set_user_attr("surplus", True)
@@ -175,6 +178,8 @@ def _work(
         optuna.storages.fail_stale_trials(study)  # trials of killed workers
 
     def stop_when_empty(study: optuna.Study, trial: FrozenTrial) -> None:
+        if interrupt_requested():  # deferred until the seed's state was stored
+            raise KeyboardInterrupt
         if not _waiting(study):
             study.stop()
 

@@ -43,13 +43,13 @@ from twolink_gym.training.evaluate import (
     format_value,
     summarize,
 )
+from twolink_gym.training.interrupts import accept_interrupts
 from twolink_gym.training.stats import (
     SeedStatistics,
     seed_difference,
     seed_statistics,
     two_level_bootstrap,
 )
-from twolink_gym.training.workers import accept_interrupts
 
 __all__ = [
     "SweepResult",

@@ -49,6 +49,7 @@ from stable_baselines3.common.vec_env import VecEnv, VecNormalize
 from twolink_gym.training.algorithms import ALGORITHMS, build_model
 from twolink_gym.training.config import RunConfig, config_from_dict
 from twolink_gym.training.envs import make_training_env
+from twolink_gym.training.interrupts import interruptible
 
 __all__ = [
     "MODEL_FILE",
@@ -767,13 +768,14 @@ def train(
     start = time.perf_counter()
     interrupted = False
     try:
-        model.learn(
-            total_timesteps=tc.total_timesteps - start_steps,
-            callback=CallbackList(callbacks),
-            progress_bar=False,
-            reset_num_timesteps=point is None,
-            tb_log_name="run",
-        )
+        with interruptible():  # a study's worker defers interrupts outside this block
+            model.learn(
+                total_timesteps=tc.total_timesteps - start_steps,
+                callback=CallbackList(callbacks),
+                progress_bar=False,
+                reset_num_timesteps=point is None,
+                tb_log_name="run",
+            )
     except KeyboardInterrupt:
         interrupted = True
         print(f"\ninterrupted at {model.num_timesteps:,} timesteps; saving the current model")

@@ -41,6 +41,7 @@ import yaml
 from optuna.trial import FrozenTrial, TrialState
 from stable_baselines3.common.callbacks import BaseCallback
 from twolink_gym.training.config import RunConfig, config_from_dict
+from twolink_gym.training.interrupts import interrupt_requested
 from twolink_gym.training.tune_space import SearchSpace, apply_values, parse_space
 from twolink_gym.training.workers import run_workers
 
@@ -196,6 +197,8 @@ def _objective(
     from twolink_gym.training.train import train
 
     def objective(trial: optuna.Trial) -> float:
+        if interrupt_requested():  # between two trials: start none
+            raise KeyboardInterrupt
         earlier = [t for t in trial.study.get_trials(deepcopy=False) if t.number < trial.number]
         if len(counted_trials(earlier)) >= target:  # another worker filled the study meanwhile
             trial.set_user_attr("surplus", True)
@@ -345,6 +348,8 @@ def _work(
     study = _make_study(cfg, open_storage(url), name, seed, worker)
 
     def stop_when_full(study: optuna.Study, trial: FrozenTrial) -> None:
+        if interrupt_requested():  # deferred until the trial's state was stored
+            raise KeyboardInterrupt
         if len(counted_trials(study.get_trials(deepcopy=False))) >= target:
             study.stop()
 

@@ -5,36 +5,43 @@ mix) that runs ``target(*args, index)``; one worker runs in this process.
 SIGTERM is handled as Ctrl-C: every worker gets SIGINT, so that the run it
 is training saves itself (as ``twolink train`` does on Ctrl-C) and its trial
 is marked interrupted in the storage, and then ``KeyboardInterrupt`` is
-raised here once they have exited.
+raised here once they have exited. A worker defers an interrupt that arrives
+outside training (:mod:`~twolink_gym.training.interrupts`) until its trial's
+state is stored; the target checks
+:func:`~twolink_gym.training.interrupts.interrupt_requested` between trials.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["accept_interrupts", "run_workers"]
+from twolink_gym.training.interrupts import deferred_interrupts, interrupt_requested
 
+__all__ = ["INTERRUPTED_EXIT", "run_workers"]
 
-def accept_interrupts() -> None:
-    """Make SIGINT raise ``KeyboardInterrupt`` in this process, as in an interactive one.
-
-    A process started in the background by a non-interactive shell (``cmd &``,
-    ``nohup``) inherits SIGINT ignored, and Python then installs no handler for it:
-    its workers would ignore the SIGINT that stops them on SIGTERM. Each worker
-    calls this first.
-    """
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+#: A worker's exit code when it stopped on an interrupt (as a shell reports SIGINT).
+INTERRUPTED_EXIT = 130
 
 
 def _worker(target: Callable[..., None], args: tuple[Any, ...]) -> None:
-    """A worker process: accept interrupts, then run ``target(*args)``."""
-    accept_interrupts()
-    target(*args)
+    """A worker process: defer interrupts outside training, run ``target(*args)``.
+
+    Exits with :data:`INTERRUPTED_EXIT` (no traceback) when interrupted.
+    """
+    with deferred_interrupts():
+        try:
+            target(*args)
+        except KeyboardInterrupt:
+            sys.exit(INTERRUPTED_EXIT)
+        if interrupt_requested():
+            sys.exit(INTERRUPTED_EXIT)
 
 
 def _interrupt_children(signum: int, frame: Any) -> None:
@@ -69,11 +76,14 @@ def run_workers(
         If a worker process exited with an error.
     """
     in_main = threading.current_thread() is threading.main_thread()
+    if workers == 1:  # this process is the worker: SIGTERM interrupts it as SIGINT does
+        with deferred_interrupts(signal.SIGTERM) if in_main else contextlib.nullcontext():
+            target(*args, 0)
+            if interrupt_requested():
+                raise KeyboardInterrupt
+        return
     previous = signal.signal(signal.SIGTERM, _interrupt_children) if in_main else None
     try:
-        if workers == 1:
-            target(*args, 0)
-            return
         context = multiprocessing.get_context("spawn")
         procs = [
             context.Process(target=_worker, args=(target, (*args, k)), daemon=False)
@@ -92,6 +102,8 @@ def run_workers(
         if in_main:
             signal.signal(signal.SIGTERM, previous)
     failed = [p.exitcode for p in procs if p.exitcode != 0]
+    if failed and all(code == INTERRUPTED_EXIT for code in failed):
+        raise KeyboardInterrupt  # the workers alone were interrupted (SIGINT sent to them)
     if failed:
         raise RuntimeError(
             f"{len(failed)} of {workers} {what} workers failed (exit codes {failed})"

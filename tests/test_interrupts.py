@@ -1,0 +1,57 @@
+"""Deferred interrupts of a study's worker: SIGINT acts at once only inside training.
+
+The signals are real (``os.kill`` on this process); what is checked is where
+``KeyboardInterrupt`` is raised and that the handlers in place before come back.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+from twolink_gym.training.interrupts import (
+    deferred_interrupts,
+    interrupt_requested,
+    interruptible,
+)
+
+
+def _sigint() -> None:
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+def test_outside_the_gate_sigint_raises_as_python_does() -> None:
+    assert not interrupt_requested()
+    with interruptible():  # does nothing outside deferred_interrupts
+        pass
+    with pytest.raises(KeyboardInterrupt):
+        _sigint()
+
+
+def test_a_sigint_outside_training_waits_for_the_next_training_block() -> None:
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    with deferred_interrupts(signal.SIGTERM):
+        _sigint()  # in the bookkeeping between trials: nothing raised here
+        assert interrupt_requested()
+        with pytest.raises(KeyboardInterrupt), interruptible():
+            raise AssertionError("a deferred interrupt must stop the block on entry")
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+    assert not interrupt_requested()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_inside_training_the_signal_raises_at_once(signum: int) -> None:
+    with deferred_interrupts(signal.SIGTERM):
+        reached = False
+        with pytest.raises(KeyboardInterrupt), interruptible():
+            os.kill(os.getpid(), signum)
+            reached = True
+        assert not reached
+
+
+def test_a_second_sigint_outside_training_raises_at_once() -> None:
+    with deferred_interrupts():
+        _sigint()
+        with pytest.raises(KeyboardInterrupt):
+            _sigint()

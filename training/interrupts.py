@@ -1,0 +1,100 @@
+"""Where a worker process may be interrupted: inside training, not in a storage's bookkeeping.
+
+A study's worker (``twolink tune``, ``twolink sweep --storage``) runs a trial
+between two writes to the storage: Optuna marks the trial running, calls the
+objective, then records its state. A ``KeyboardInterrupt`` raised by SIGINT at
+an arbitrary point can land between those writes (after the objective has
+returned, before its state is recorded) and leave the trial marked running
+for good. So a worker runs inside :func:`deferred_interrupts`: SIGINT then raises
+``KeyboardInterrupt`` at once only inside :func:`interruptible` (which
+:func:`~twolink_gym.training.train.train` wraps around the learning loop, whose
+interruption it handles by saving the run). A SIGINT that arrives elsewhere is
+remembered: :func:`interruptible` raises on entry, and the worker checks
+:func:`interrupt_requested` between trials. A second SIGINT outside the
+learning loop raises at once (a user's second Ctrl-C is not ignored).
+
+Outside :func:`deferred_interrupts`, SIGINT keeps Python's
+behaviour and :func:`interruptible` does nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+from collections.abc import Iterator
+from typing import Any
+
+__all__ = ["accept_interrupts", "deferred_interrupts", "interrupt_requested", "interruptible"]
+
+
+class _Gate:
+    """The interrupt state of the process (one per process)."""
+
+    deferring = False  # inside deferred_interrupts()
+    open = False  # inside interruptible()
+    requested = 0  # SIGINTs received while deferring
+
+
+_gate = _Gate()
+
+
+def accept_interrupts() -> None:
+    """Make SIGINT raise ``KeyboardInterrupt`` in this process, as in an interactive one.
+
+    A process started in the background by a non-interactive shell (``cmd &``,
+    ``nohup``) inherits SIGINT ignored, and Python then installs no handler for
+    it: a worker would ignore the SIGINT that stops it.
+    """
+    _gate.deferring = False
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _on_interrupt(signum: int, frame: Any) -> None:
+    _gate.requested += 1
+    if _gate.open or _gate.requested > 1:
+        raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def deferred_interrupts(*signals: int) -> Iterator[None]:
+    """Inside: SIGINT (and ``signals``) are handled as described in the module docstring.
+
+    Must be entered in the main thread. On exit the earlier handlers and state
+    come back (a deferred interrupt is then forgotten: check
+    :func:`interrupt_requested` before leaving).
+    """
+    handled = (signal.SIGINT, *signals)
+    before = [signal.getsignal(s) for s in handled]
+    state = (_gate.deferring, _gate.open, _gate.requested)
+    _gate.deferring, _gate.open, _gate.requested = True, False, 0
+    for signum in handled:
+        signal.signal(signum, _on_interrupt)
+    try:
+        yield
+    finally:
+        for signum, handler in zip(handled, before, strict=True):
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+        _gate.deferring, _gate.open, _gate.requested = state
+
+
+def interrupt_requested() -> bool:
+    """Whether a deferred SIGINT arrived (always False outside :func:`deferred_interrupts`)."""
+    return _gate.deferring and _gate.requested > 0
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """A block that SIGINT interrupts at once (``KeyboardInterrupt``).
+
+    Raises
+    ------
+    KeyboardInterrupt
+        On entry, if an interrupt was deferred before it.
+    """
+    if interrupt_requested():
+        raise KeyboardInterrupt
+    was_open, _gate.open = _gate.open, True
+    try:
+        yield
+    finally:
+        _gate.open = was_open
