@@ -55,3 +55,25 @@ def test_a_second_sigint_outside_training_raises_at_once() -> None:
         _sigint()
         with pytest.raises(KeyboardInterrupt):
             _sigint()
+
+
+def test_a_worker_started_with_sigint_ignored_still_hears_it() -> None:
+    # a background job of a non-interactive shell inherits SIGINT ignored
+    import subprocess
+    import sys
+
+    code = (
+        "import os, signal\n"
+        "from twolink_gym.training.interrupts import defer_interrupts, interrupt_requested\n"
+        "defer_interrupts()\n"
+        "os.kill(os.getpid(), signal.SIGINT)\n"
+        "print(interrupt_requested())\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    assert out.stdout.strip() == "True"

@@ -5,7 +5,9 @@ between two writes to the storage: Optuna marks the trial running, calls the
 objective, then records its state. A ``KeyboardInterrupt`` raised by SIGINT at
 an arbitrary point can land between those writes (after the objective has
 returned, before its state is recorded) and leave the trial marked running
-for good. So a worker runs inside :func:`deferred_interrupts`: SIGINT then raises
+for good; a local sweep's worker interrupted while saving a finished run
+would leave it half written. So a worker runs inside :func:`deferred_interrupts`
+(or calls :func:`defer_interrupts` when it starts): SIGINT then raises
 ``KeyboardInterrupt`` at once only inside :func:`interruptible` (which
 :func:`~twolink_gym.training.train.train` wraps around the learning loop, whose
 interruption it handles by saving the run). A SIGINT that arrives elsewhere is
@@ -24,7 +26,7 @@ import signal
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["accept_interrupts", "deferred_interrupts", "interrupt_requested", "interruptible"]
+__all__ = ["defer_interrupts", "deferred_interrupts", "interrupt_requested", "interruptible"]
 
 
 class _Gate:
@@ -38,29 +40,31 @@ class _Gate:
 _gate = _Gate()
 
 
-def accept_interrupts() -> None:
-    """Make SIGINT raise ``KeyboardInterrupt`` in this process, as in an interactive one.
-
-    A process started in the background by a non-interactive shell (``cmd &``,
-    ``nohup``) inherits SIGINT ignored, and Python then installs no handler for
-    it: a worker would ignore the SIGINT that stops it.
-    """
-    _gate.deferring = False
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-
-
 def _on_interrupt(signum: int, frame: Any) -> None:
     _gate.requested += 1
     if _gate.open or _gate.requested > 1:
         raise KeyboardInterrupt
 
 
+def defer_interrupts() -> None:
+    """Handle SIGINT as described in the module docstring for the rest of this process.
+
+    For a worker process (its initialiser); in the main thread. A process started
+    in the background by a non-interactive shell (``cmd &``, ``nohup``) inherits
+    SIGINT ignored: this installs a handler all the same, so that the SIGINT
+    its parent sends stops it.
+    """
+    _gate.deferring, _gate.open, _gate.requested = True, False, 0
+    signal.signal(signal.SIGINT, _on_interrupt)
+
+
 @contextlib.contextmanager
 def deferred_interrupts(*signals: int) -> Iterator[None]:
     """Inside: SIGINT (and ``signals``) are handled as described in the module docstring.
 
-    Must be entered in the main thread. On exit the earlier handlers and state
-    come back (a deferred interrupt is then forgotten: check
+    Must be entered in the main thread. SIGINT is handled even if it was
+    ignored before (see :func:`defer_interrupts`). On exit the earlier handlers
+    and state come back (a deferred interrupt is then forgotten: check
     :func:`interrupt_requested` before leaving).
     """
     handled = (signal.SIGINT, *signals)

@@ -43,7 +43,7 @@ from twolink_gym.training.evaluate import (
     format_value,
     summarize,
 )
-from twolink_gym.training.interrupts import accept_interrupts
+from twolink_gym.training.interrupts import defer_interrupts, interrupt_requested
 from twolink_gym.training.stats import (
     SeedStatistics,
     seed_difference,
@@ -109,10 +109,14 @@ _STOP: Any = None
 
 
 def _init_worker(stop: Any) -> None:
-    """Worker initialiser: keep the sweep's stop event, accept the sweep's interrupts."""
+    """Worker initialiser: keep the sweep's stop event; interrupts stop training only.
+
+    An interrupt that arrives outside a seed's learning loop (while its run is
+    saved) waits: the run is saved whole and no other seed is started.
+    """
     global _STOP
     _STOP = stop
-    accept_interrupts()
+    defer_interrupts()
 
 
 def _train_one(data: dict[str, Any], source: str, overwrite: bool) -> tuple[int, float]:
@@ -122,7 +126,7 @@ def _train_one(data: dict[str, Any], source: str, overwrite: bool) -> tuple[int,
     """
     from twolink_gym.training.train import train
 
-    if _STOP is not None and _STOP.is_set():
+    if interrupt_requested() or (_STOP is not None and _STOP.is_set()):
         return 0, 0.0
     result = train(config_from_dict(data, source), overwrite=overwrite)
     return result.timesteps, result.wall_time_s
