@@ -68,13 +68,17 @@ def test_robustness_gives_every_policy_the_same_noise(tmp_path, monkeypatch, cap
     monkeypatch.setattr(board, "robustness", fake_robustness)
     monkeypatch.setattr(cli_module, "policy_runner", lambda spec, robot: spec)
     monkeypatch.setattr(cli_module, "_plot_families", lambda results, folder, spec: None)
-    argv = ["realaigym", "robustness", "a", "b", "--robot", "pendubot", "--seed", "3"]
+    long = "b" * 40  # longer than the board's 34-character column
+    argv = ["realaigym", "robustness", "a", long, "--robot", "pendubot", "--seed", "3"]
     assert main([*argv, "--out", str(tmp_path)]) == 0
     first = float(np.random.default_rng(3).random())
-    assert draws == {"a": first, "b": first}
+    assert draws == {"a": first, long: first}
     rows = json.loads((tmp_path / "robustness.json").read_text())
     assert [(r["policy"], r["noise_seed"], r["score"]) for r in rows] == [
         ("a", 3, first),
-        ("b", 3, first),
+        (long, 3, first),
     ]
-    capsys.readouterr()
+    # the printed board names every policy in full, the published rows too
+    printed = capsys.readouterr().out
+    assert f"{long} (ours)" in printed and "a (ours)" in printed
+    assert "AR-EAPO (published)" in printed

@@ -170,18 +170,24 @@ def cmd_performance(args: argparse.Namespace) -> int:
     return 0
 
 
+def _name_width(entries: list[tuple[str, Any, Any]]) -> int:
+    """The width of a board's first column: its longest name, at least 34 characters."""
+    return max(34, *(len(name) for name, *_ in entries))
+
+
 def _performance_table(rows: list[dict[str, Any]], robot: str) -> str:
     board = PUBLISHED["performance"][robot]
-    lines = [
-        f"RealAIGym {robot} simulation performance v2 (published: {board['source']})",
-        f"{'controller':34s} {'succ':>4s} {'time':>6s} {'energy':>7s} {'tcost':>6s} "
-        f"{'smooth':>7s} {'vel':>7s} {'score':>6s}",
-    ]
     entries = [(r["controller"] + " (published)", r, "1/1") for r in board["rows"]]
     entries += [(r["policy"] + " (ours)", r, f"{r['success']}/1") for r in rows]
+    w = _name_width(entries)
+    lines = [
+        f"RealAIGym {robot} simulation performance v2 (published: {board['source']})",
+        f"{'controller':{w}s} {'succ':>4s} {'time':>6s} {'energy':>7s} {'tcost':>6s} "
+        f"{'smooth':>7s} {'vel':>7s} {'score':>6s}",
+    ]
     for name, r, succ in sorted(entries, key=lambda e: -e[1]["score"]):
         lines.append(
-            f"{name[:34]:34s} {succ:>4s} {r['swingup_time']:6.2f} {r['energy']:7.2f} "
+            f"{name:{w}s} {succ:>4s} {r['swingup_time']:6.2f} {r['energy']:7.2f} "
             f"{r['tau_cost']:6.2f} {r['tau_smoothness']:7.3f} {r['velocity_cost']:7.2f} "
             f"{r['score']:6.3f}"
         )
@@ -223,15 +229,16 @@ def _robustness_table(rows: list[dict[str, Any]], robot: str) -> str:
 
     board = PUBLISHED["robustness"][robot]
     head = " ".join(f"{f[:8]:>8s}" for f in FAMILIES)
-    lines = [
-        f"RealAIGym {robot} simulation robustness v2 (published: {board['source']})",
-        f"{'controller':34s} {head} {'score':>6s}",
-    ]
     entries = [(r["controller"] + " (published)", r, 1.0) for r in board["rows"]]
     entries += [(r["policy"] + " (ours)" + (" *" if r["partial"] else ""), r, 100.0) for r in rows]
+    w = _name_width(entries)
+    lines = [
+        f"RealAIGym {robot} simulation robustness v2 (published: {board['source']})",
+        f"{'controller':{w}s} {head} {'score':>6s}",
+    ]
     for name, r, scale in sorted(entries, key=lambda e: -e[1]["score"]):
         cells = " ".join(f"{r[f] * scale:8.1f}" for f in FAMILIES)
-        lines.append(f"{name[:34]:34s} {cells} {r['score']:6.3f}")
+        lines.append(f"{name:{w}s} {cells} {r['score']:6.3f}")
     if any(r["partial"] for r in rows):
         lines.append(
             "* partial: the model family over the levels our physics can express "
