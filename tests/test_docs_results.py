@@ -360,3 +360,46 @@ def test_realaigym_section_refuses_boards_of_different_seeds(
     monkeypatch.setattr(rp, "RESULTS", tmp_path)
     with pytest.raises(rp.ResultsError, match=r"seeds \[0, 1\].*\[0\]"):
         rp.realaigym_group_section(rp.BoardGroup("realaigym/g", "G", "pendubot", "cmd"))
+
+
+# --------------------------------------------------------------------------- time to solve
+
+
+def test_time_to_solve_page_gives_every_seed_in_minutes_and_the_machine(
+    rp: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seeds = [
+        {"seed": 0, "steps": 30000, "train_time_s": 90.0, "end_train_time_s": 600.0},
+        {"seed": 1, "steps": None, "train_time_s": None, "end_train_time_s": 630.0},
+        {"seed": 2, "steps": 20000, "train_time_s": 45.0, "end_train_time_s": 540.0},
+    ]
+    row = {
+        "algo": "sbx_sac",
+        "target": 0.9,
+        "seeds": seeds,
+        "reached": 2,
+        "median_train_time_s": 90.0,
+        "worst_train_time_s": None,
+        "machine": [{"cpu_count": 2, "cpu_model": "Some CPU"}] * 3,
+        "load_average": [
+            [2.04, 2, 2],
+            [3.96, 3, 3],
+            [],
+        ],
+    }
+    (tmp_path / "time_to_solve").mkdir()
+    (tmp_path / "time_to_solve" / "m.json").write_text(json.dumps({"configs": [row]}))
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "time_to_solve.md").write_text("notes\n")
+    monkeypatch.setattr(rp, "RESULTS", tmp_path)
+    monkeypatch.setattr(rp, "NOTES", tmp_path / "notes")
+    monkeypatch.setattr(rp, "TIME_TO_SOLVE", (rp.SolveTimes("m", "configs/m.yaml", "cmd"),))
+    (t,) = tables_in(rp.time_to_solve_page())
+    (r,) = t
+    assert r["config"] == "`configs/m.yaml`" and r["seeds reached"] == "2/3"
+    # 90 s = 1.50 min, 45 s = 0.75 min; a seed that never reached the target is the worst
+    assert r["training time to target [min], each seed"] == "1.50 / not reached / 0.75"
+    assert r["steps to target, each seed"] == "30,000 / not reached / 20,000"
+    assert r["median [min]"] == "1.50" and r["worst [min]"] == "not reached"
+    assert r["whole run [min], each seed"] == "10.0 / 10.5 / 9.0"
+    assert r["CPU; load (1 min) at the runs' ends"] == "2 × Some CPU; load 2.0–4.0"

@@ -40,6 +40,7 @@ PAGES = [
     "results/track.md",
     "results/robustness.md",
     "results/realaigym.md",
+    "results/time_to_solve.md",
     "realaigym.md",
     "speed.md",
     "writing-a-task.md",

@@ -9,9 +9,9 @@ Reads, never writes, the data folders: ``summary.json`` and the per-policy
 ``*/summary.json`` of ``twolink compare``, the ``table.md`` of ``twolink
 summarize`` (seed sweeps), ``sweep.json``, ``comparison.json`` and ``report.md``
 of a ``twolink tune`` comparison, and the ``robustness.json`` of ``twolink
-robustness``, and the ``performance.json`` and ``robustness.json`` of ``twolink realaigym
-performance|robustness``. Writes
-``docs/results/{index,reach,balance,swingup,track,robustness,realaigym}.md``.
+robustness``, the ``performance.json`` and ``robustness.json`` of ``twolink realaigym
+performance|robustness``, and the JSON of ``benchmarks/time_to_solve.py``. Writes
+``docs/results/{index,reach,balance,swingup,track,robustness,realaigym,time_to_solve}.md``.
 
 The comparison and robustness tables are formatted here from the JSON
 summaries; the seed tables are the ``table.md`` that ``twolink summarize``
@@ -39,7 +39,16 @@ ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "docs" / "results"
 NOTES = RESULTS / "notes"
 REGENERATE = ROOT / "docs" / "scripts" / "regenerate_results.sh"
-PAGES = ("index", "reach", "balance", "swingup", "track", "robustness", "realaigym")
+PAGES = (
+    "index",
+    "reach",
+    "balance",
+    "swingup",
+    "track",
+    "robustness",
+    "realaigym",
+    "time_to_solve",
+)
 #: Episodes the seed sweeps were evaluated on (the first of every evaluation set).
 SWEEP_EPISODES = 100
 
@@ -1053,6 +1062,104 @@ def realaigym_page() -> str:
     return "\n".join(out)
 
 
+@dataclass(frozen=True)
+class SolveTimes:
+    """One time-to-solve measurement: ``docs/results/time_to_solve/<name>.json``.
+
+    Written by ``benchmarks/time_to_solve.py ... --json``; ``config`` is the
+    config file the runs trained, ``commands`` what made them.
+    """
+
+    name: str
+    config: str
+    commands: str
+
+
+def _minutes(seconds: float | None) -> str:
+    return "not reached" if seconds is None else f"{seconds / 60:.2f}"
+
+
+def _steps(steps: float | None) -> str:
+    return "not reached" if steps is None else f"{int(steps):,}"
+
+
+def _machine(row: dict[str, Any]) -> str:
+    """The CPUs and the load at the runs' ends, as the runs recorded them."""
+    cpus = sorted({f"{m.get('cpu_count', '?')} × {m.get('cpu_model', '?')}" for m in row["machine"]})
+    loads = [load[0] for load in row["load_average"] if load]
+    load = f"{min(loads):.1f}–{max(loads):.1f}" if loads else "not recorded"
+    return f"{'; '.join(cpus)}; load {load}"
+
+
+def time_to_solve_page() -> str:
+    """Every measured config's time to its target, each seed, the median and the worst seed."""
+    out = [HEADER.format(name="time_to_solve"), "# Results: time to solve\n"]
+    out.append(notes("time_to_solve"))
+    rows = []
+    for m in TIME_TO_SOLVE:
+        for row in read_json(RESULTS / "time_to_solve" / f"{m.name}.json")["configs"]:
+            seeds = row["seeds"]
+            rows.append(
+                [
+                    f"`{m.config}`",
+                    row["algo"],
+                    f"≥ {row['target']:.0%}",
+                    f"{row['reached']}/{len(seeds)}",
+                    " / ".join(_steps(s["steps"]) for s in seeds),
+                    " / ".join(_minutes(s["train_time_s"]) for s in seeds),
+                    _minutes(row["median_train_time_s"]),
+                    _minutes(row["worst_train_time_s"]),
+                    " / ".join(f"{s['end_train_time_s'] / 60:.1f}" for s in seeds),
+                    _machine(row),
+                ]
+            )
+    header = [
+        "config",
+        "algorithm",
+        "target",
+        "seeds reached",
+        "steps to target, each seed",
+        "training time to target [min], each seed",
+        "median [min]",
+        "worst [min]",
+        "whole run [min], each seed",
+        "CPU; load (1 min) at the runs' ends",
+    ]
+    out.append(table(header, ["l", "l", "r", "r", "l", "l", "r", "r", "l", "l"], rows))
+    out.append("## Commands\n")
+    for m in TIME_TO_SOLVE:
+        out.append(f"`{m.config}` (data: `docs/results/time_to_solve/{m.name}.json`):\n")
+        out.append(code(m.commands))
+    return "\n".join(out)
+
+
+def _solve_commands(config: str, label: str, seeds: str) -> str:
+    """Train ``config`` on ``seeds`` as runs/``label``_sN, then measure them."""
+    return (
+        f"for seed in {seeds}; do\n"
+        f"  twolink train configs/{config}.yaml --set train.seed=$seed"
+        f" --set train.run_name={label}_s$seed\n"
+        "done\n"
+        f"python benchmarks/time_to_solve.py 'runs/{label}_s*'"
+        f" --json docs/results/time_to_solve/{config}.json"
+    )
+
+
+#: The time-to-solve measurements on the page, in its order.
+TIME_TO_SOLVE = (
+    SolveTimes(
+        "realaigym_pendubot_sac",
+        "configs/realaigym_pendubot_sac.yaml",
+        _solve_commands("realaigym_pendubot_sac", "rag_pendubot_sbx", "0 1 2"),
+    ),
+    SolveTimes(
+        "realaigym_acrobot_sac",
+        "configs/realaigym_acrobot_sac.yaml",
+        _solve_commands("realaigym_acrobot_sac", "rag_acrobot_sbx", "0 1 2"),
+    ),
+)
+
+
 # --------------------------------------------------------------------------- pages
 
 REACH = TaskPage(
@@ -1250,6 +1357,7 @@ def build_pages() -> dict[str, str]:
         pages[f"{name}.md"] = task_page(page)
     pages["robustness.md"] = robustness_page()
     pages["realaigym.md"] = realaigym_page()
+    pages["time_to_solve.md"] = time_to_solve_page()
     return {name: text.rstrip() + "\n" for name, text in pages.items()}
 
 
