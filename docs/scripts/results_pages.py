@@ -995,21 +995,26 @@ def realaigym_group_section(group: BoardGroup) -> str:
 
 
 def _board_commands(
-    folder: str, robot: str, config: str, label: str, seeds: str, ship: tuple[int, str]
+    folder: str, robot: str, config: str, label: str, seeds: str, ship: tuple[int, str] | None
 ) -> str:
     """Train ``config`` on ``seeds`` as runs/``label``_sN, both boards into ``folder``, ship one.
 
-    ``ship`` is the shipped seed and the agent's name.
+    ``ship`` is the shipped seed and the agent's name (None: none ships).
     """
     runs = " ".join(f"runs/{label}_s{n}" for n in seeds.split())
-    seed, name = ship
-    return (
+    lines = (
         f"for seed in {seeds}; do\n"
         f"  twolink train configs/{config}.yaml --set train.seed=$seed"
         f" --set train.run_name={label}_s$seed\n"
         "done\n"
         f"twolink realaigym performance {runs} --robot {robot} --out docs/results/{folder}\n"
-        f"twolink realaigym robustness {runs} --robot {robot} --out docs/results/{folder} --seed 3\n"
+        f"twolink realaigym robustness {runs} --robot {robot} --out docs/results/{folder} --seed 3"
+    )
+    if ship is None:
+        return lines
+    seed, name = ship
+    return (
+        f"{lines}\n"
         f"twolink export runs/{label}_s{seed} --out twolink_gym/pretrained/{name}\n"
         f"twolink record pretrained:{name} --out docs/results/realaigym/{name}.gif --max-steps 160"
     )
