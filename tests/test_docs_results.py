@@ -373,6 +373,8 @@ def test_time_to_solve_page_gives_every_seed_in_minutes_and_the_machine(
         {"seed": 1, "steps": None, "train_time_s": None, "end_train_time_s": 630.0},
         {"seed": 2, "steps": 20000, "train_time_s": 45.0, "end_train_time_s": 540.0},
     ]
+    for seed in seeds:
+        seed["run"] = f"runs/m_s{seed['seed']}"
     row = {
         "algo": "sbx_sac",
         "target": 0.9,
@@ -393,9 +395,21 @@ def test_time_to_solve_page_gives_every_seed_in_minutes_and_the_machine(
     (tmp_path / "notes" / "time_to_solve.md").write_text("notes\n")
     monkeypatch.setattr(rp, "RESULTS", tmp_path)
     monkeypatch.setattr(rp, "NOTES", tmp_path / "notes")
-    monkeypatch.setattr(rp, "TIME_TO_SOLVE", (rp.SolveTimes("m", "configs/m.yaml", "cmd"),))
+    # the final evaluation lists the runs in another order: matched by run, not by position
+    final = {
+        "episodes": 100,
+        "policies": [
+            {"policy": f"ppo (m_s{n})", "success_rate": rate}
+            for n, rate in ((2, 0.97), (0, 1.0), (1, 0.5))
+        ],
+    }
+    (tmp_path / "time_to_solve" / "m_final.json").write_text(json.dumps(final))
+    monkeypatch.setattr(
+        rp, "TIME_TO_SOLVE", (rp.SolveTimes("m", "configs/m.yaml", "cmd", final=True),)
+    )
     (t,) = tables_in(rp.time_to_solve_page())
     (r,) = t
+    assert r["final success, each seed"] == "100% / 50% / 97% (100 episodes)"
     assert r["config"] == "`configs/m.yaml`" and r["seeds reached"] == "2/3"
     # 90 s = 1.50 min, 45 s = 0.75 min; a seed that never reached the target is the worst
     assert r["training time to target [min], each seed"] == "1.50 / not reached / 0.75"

@@ -1072,12 +1072,32 @@ class SolveTimes:
     """One time-to-solve measurement: ``docs/results/time_to_solve/<name>.json``.
 
     Written by ``benchmarks/time_to_solve.py ... --json``; ``config`` is the
-    config file the runs trained, ``commands`` what made them.
+    config file the runs trained, ``commands`` what made them. With ``final``,
+    ``docs/results/time_to_solve/<name>_final.json`` is the ``summary.json`` of
+    ``twolink evaluate`` on the runs' final models (the config's evaluation set).
     """
 
     name: str
     config: str
     commands: str
+    final: bool = False
+
+
+def _final_success(m: SolveTimes, seeds: list[dict[str, Any]]) -> str:
+    """Each seed's final success on the config's evaluation set, or a dash."""
+    if not m.final:
+        return "–"
+    summary = read_json(RESULTS / "time_to_solve" / f"{m.name}_final.json")
+    cells = []
+    for seed in seeds:
+        run = Path(seed["run"]).name
+        found = [p for p in summary["policies"] if p["policy"].endswith(f"({run})")]
+        if len(found) != 1:
+            raise ResultsError(
+                f"docs/results/time_to_solve/{m.name}_final.json: no single policy of run {run}"
+            )
+        cells.append(pct(found[0]["success_rate"]))
+    return f"{' / '.join(cells)} ({summary['episodes']} episodes)"
 
 
 def _minutes(seconds: float | None) -> str:
@@ -1090,7 +1110,9 @@ def _steps(steps: float | None) -> str:
 
 def _machine(row: dict[str, Any]) -> str:
     """The CPUs and the load at the runs' ends, as the runs recorded them."""
-    cpus = sorted({f"{m.get('cpu_count', '?')} × {m.get('cpu_model', '?')}" for m in row["machine"]})
+    cpus = sorted(
+        {f"{m.get('cpu_count', '?')} × {m.get('cpu_model', '?')}" for m in row["machine"]}
+    )
     loads = [load[0] for load in row["load_average"] if load]
     load = f"{min(loads):.1f}–{max(loads):.1f}" if loads else "not recorded"
     return f"{'; '.join(cpus)}; load {load}"
@@ -1115,6 +1137,7 @@ def time_to_solve_page() -> str:
                     _minutes(row["median_train_time_s"]),
                     _minutes(row["worst_train_time_s"]),
                     " / ".join(f"{s['end_train_time_s'] / 60:.1f}" for s in seeds),
+                    _final_success(m, seeds),
                     _machine(row),
                 ]
             )
@@ -1128,9 +1151,10 @@ def time_to_solve_page() -> str:
         "median [min]",
         "worst [min]",
         "whole run [min], each seed",
+        "final success, each seed",
         "CPU; load (1 min) at the runs' ends",
     ]
-    out.append(table(header, ["l", "l", "r", "r", "l", "l", "r", "r", "l", "l"], rows))
+    out.append(table(header, ["l", "l", "r", "r", "l", "l", "r", "r", "l", "l", "l"], rows))
     out.append("## Commands\n")
     for m in TIME_TO_SOLVE:
         out.append(f"`{m.config}` (data: `docs/results/time_to_solve/{m.name}.json`):\n")
@@ -1138,20 +1162,34 @@ def time_to_solve_page() -> str:
     return "\n".join(out)
 
 
-def _solve_commands(config: str, label: str, seeds: str) -> str:
-    """Train ``config`` on ``seeds`` as runs/``label``_sN, then measure them."""
-    return (
+def _solve_commands(config: str, label: str, seeds: str, final: bool = False) -> str:
+    """Train ``config`` on ``seeds`` as runs/``label``_sN, then measure them (and evaluate)."""
+    runs = " ".join(f"runs/{label}_s{n}" for n in seeds.split())
+    lines = (
         f"for seed in {seeds}; do\n"
         f"  twolink train configs/{config}.yaml --set train.seed=$seed"
         f" --set train.run_name={label}_s$seed\n"
         "done\n"
-        f"python benchmarks/time_to_solve.py 'runs/{label}_s*'"
+        f"python benchmarks/time_to_solve.py {runs}"
         f" --json docs/results/time_to_solve/{config}.json"
+    )
+    if not final:
+        return lines
+    return (
+        f"{lines}\n"
+        f"twolink evaluate configs/{config}.yaml {runs} --out runs/{label}_final\n"
+        f"cp runs/{label}_final/summary.json docs/results/time_to_solve/{config}_final.json"
     )
 
 
 #: The time-to-solve measurements on the page, in its order.
 TIME_TO_SOLVE = (
+    SolveTimes(
+        "swingup_ppo",
+        "configs/swingup_ppo.yaml",
+        _solve_commands("swingup_ppo", "tts_swingup_ppo", "0 1 2", final=True),
+        final=True,
+    ),
     SolveTimes(
         "realaigym_pendubot_sac",
         "configs/realaigym_pendubot_sac.yaml",
