@@ -1185,6 +1185,12 @@ def _solve_commands(config: str, label: str, seeds: str, final: bool = False) ->
 #: The time-to-solve measurements on the page, in its order.
 TIME_TO_SOLVE = (
     SolveTimes(
+        "reach_ppo",
+        "configs/reach_ppo.yaml",
+        _solve_commands("reach_ppo", "tts_reach_ppo", "0 1 2", final=True),
+        final=True,
+    ),
+    SolveTimes(
         "swingup_ppo",
         "configs/swingup_ppo.yaml",
         _solve_commands("swingup_ppo", "tts_swingup_ppo", "0 1 2", final=True),
