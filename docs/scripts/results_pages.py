@@ -994,6 +994,18 @@ def realaigym_group_section(group: BoardGroup) -> str:
     return "\n".join(out)
 
 
+def _seed_runs(config: str, label: str, seeds: str) -> tuple[str, str]:
+    """The run folders ``runs/<label>_sN`` of ``seeds`` and the loop that trains them."""
+    runs = " ".join(f"runs/{label}_s{n}" for n in seeds.split())
+    train = (
+        f"for seed in {seeds}; do\n"
+        f"  twolink train configs/{config}.yaml --set train.seed=$seed"
+        f" --set train.run_name={label}_s$seed\n"
+        "done"
+    )
+    return runs, train
+
+
 def _board_commands(
     folder: str, robot: str, config: str, label: str, seeds: str, ship: tuple[int, str] | None
 ) -> str:
@@ -1001,12 +1013,9 @@ def _board_commands(
 
     ``ship`` is the shipped seed and the agent's name (None: none ships).
     """
-    runs = " ".join(f"runs/{label}_s{n}" for n in seeds.split())
+    runs, train = _seed_runs(config, label, seeds)
     lines = (
-        f"for seed in {seeds}; do\n"
-        f"  twolink train configs/{config}.yaml --set train.seed=$seed"
-        f" --set train.run_name={label}_s$seed\n"
-        "done\n"
+        f"{train}\n"
         f"twolink realaigym performance {runs} --robot {robot} --out docs/results/{folder}\n"
         f"twolink realaigym robustness {runs} --robot {robot} --out docs/results/{folder} --seed 3"
     )
@@ -1164,12 +1173,9 @@ def time_to_solve_page() -> str:
 
 def _solve_commands(config: str, label: str, seeds: str, final: bool = False) -> str:
     """Train ``config`` on ``seeds`` as runs/``label``_sN, then measure them (and evaluate)."""
-    runs = " ".join(f"runs/{label}_s{n}" for n in seeds.split())
+    runs, train = _seed_runs(config, label, seeds)
     lines = (
-        f"for seed in {seeds}; do\n"
-        f"  twolink train configs/{config}.yaml --set train.seed=$seed"
-        f" --set train.run_name={label}_s$seed\n"
-        "done\n"
+        f"{train}\n"
         f"python benchmarks/time_to_solve.py {runs}"
         f" --json docs/results/time_to_solve/{config}.json"
     )
