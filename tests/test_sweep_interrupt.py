@@ -1,4 +1,5 @@
-"""A sweep stopped with SIGTERM stops its workers too, and each worker saves its run.
+"""A sweep stopped with SIGTERM stops its workers too, and each worker saves its run;
+``twolink train`` stopped with SIGTERM saves its run as Ctrl-C does.
 
 Ctrl-C in a terminal reaches every process of the terminal's process group, the
 sweep's workers included; a SIGTERM sent to the sweep's own process (a job
@@ -10,6 +11,7 @@ system's process table that no worker outlives it.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -122,3 +124,48 @@ def test_sigterm_on_a_sweep_interrupts_and_saves_every_worker(tmp_path: Path) ->
         assert (run / "model.zip").exists(), out
     assert not (tmp_path / "runs" / "sig_s2").exists(), "a seed not started was trained"
     assert not (tmp_path / "runs" / "sig_sweep").exists(), "an interrupted sweep was summarised"
+
+
+def test_sigterm_on_train_saves_the_run_as_ctrl_c_does(tmp_path: Path) -> None:
+    config = {
+        "env": {"task": "balance"},
+        "algo": {
+            "name": "ppo",
+            "hyperparams": {"n_steps": 64, "batch_size": 64, "policy_kwargs": {"net_arch": [8]}},
+        },
+        "train": {
+            "total_timesteps": 50_000_000,  # far more than the test waits for
+            "n_envs": 2,
+            "eval_freq": 0,
+            "checkpoint_freq": 0,
+            "output_dir": str(tmp_path / "runs"),
+            "run_name": "sig",
+            "progress_bar": False,
+        },
+    }
+    path = tmp_path / "sig.yaml"
+    path.write_text(yaml.safe_dump(config))
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    argv = [sys.executable, "-m", "twolink_gym.training.cli", "train", str(path)]
+    proc = subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=env,
+        text=True,
+        preexec_fn=_ignore_sigint,  # a background job: SIGTERM is how it gets stopped
+    )
+    run = tmp_path / "runs" / "sig"
+    try:
+        assert _wait(lambda: (run / "config.yaml").exists(), 120), "no training"
+        time.sleep(2.0)  # past model construction, inside learn()
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out
+    assert (run / "model.zip").exists() and (run / "vecnormalize.pkl").exists(), out
+    summary = json.loads((run / "train_summary.json").read_text())
+    assert summary["interrupted"] and 0 < summary["timesteps"] < 50_000_000
+    assert f"--resume {run}" in out

@@ -356,11 +356,28 @@ def _timesteps_note(result: TrainResult) -> str:
     return ""
 
 
-def cmd_train(args: argparse.Namespace) -> int:
+def _train_stopping_on_sigterm(cfg: RunConfig, **kwargs: Any) -> TrainResult:
+    """:func:`~twolink_gym.training.train.train`, SIGTERM (``kill PID``, a job scheduler) as Ctrl-C.
+
+    Either signal stops the learning loop and saves the run; one that arrives
+    while the run is being set up or saved waits for the learning loop or is
+    not needed (:mod:`~twolink_gym.training.interrupts`).
+    """
+    import signal
+    import threading
+
+    from twolink_gym.training.interrupts import deferred_interrupts
     from twolink_gym.training.train import train
 
+    if threading.current_thread() is not threading.main_thread():
+        return train(cfg, **kwargs)
+    with deferred_interrupts(signal.SIGTERM):
+        return train(cfg, **kwargs)
+
+
+def cmd_train(args: argparse.Namespace) -> int:
     cfg = _config(args)
-    result = train(cfg, resume=args.resume, overwrite=args.overwrite)
+    result = _train_stopping_on_sigterm(cfg, resume=args.resume, overwrite=args.overwrite)
     state = "interrupted" if result.interrupted else "done"
     print(
         f"{state}: {result.timesteps:,} timesteps{_timesteps_note(result)} "
@@ -529,11 +546,10 @@ def cmd_agents(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from twolink_gym.training.compare import compare
-    from twolink_gym.training.train import train
 
     cfg = _config(args)
     start = time.perf_counter()
-    result = train(cfg, overwrite=args.overwrite)
+    result = _train_stopping_on_sigterm(cfg, overwrite=args.overwrite)
     if result.interrupted:
         print("training interrupted; comparing the model saved at that point")
     out = cfg.run_dir / "compare"
