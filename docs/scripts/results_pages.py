@@ -1203,6 +1203,12 @@ TIME_TO_SOLVE = (
         final=True,
     ),
     SolveTimes(
+        "swingup_pendubot_ppo",
+        "configs/swingup_pendubot_ppo.yaml",
+        _solve_commands("swingup_pendubot_ppo", "tts_swingup_pendubot_ppo", "0 1 2", final=True),
+        final=True,
+    ),
+    SolveTimes(
         "realaigym_pendubot_sac",
         "configs/realaigym_pendubot_sac.yaml",
         _solve_commands("realaigym_pendubot_sac", "rag_pendubot_sbx", "0 1 2"),
