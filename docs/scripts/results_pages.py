@@ -1191,6 +1191,12 @@ def _solve_commands(config: str, label: str, seeds: str, final: bool = False) ->
 #: The time-to-solve measurements on the page, in its order.
 TIME_TO_SOLVE = (
     SolveTimes(
+        "balance_sac",
+        "configs/balance_sac.yaml",
+        _solve_commands("balance_sac", "tts_balance_sac", "0 1 2", final=True),
+        final=True,
+    ),
+    SolveTimes(
         "balance_ppo_robust",
         "configs/balance_ppo_robust.yaml",
         _solve_commands("balance_ppo_robust", "tts_balance_ppo_robust", "0 1 2", final=True),
