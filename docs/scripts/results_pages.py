@@ -1209,6 +1209,12 @@ TIME_TO_SOLVE = (
         final=True,
     ),
     SolveTimes(
+        "reach_ppo_robust",
+        "configs/reach_ppo_robust.yaml",
+        _solve_commands("reach_ppo_robust", "tts_reach_ppo_robust", "0 1 2", final=True),
+        final=True,
+    ),
+    SolveTimes(
         "swingup_ppo",
         "configs/swingup_ppo.yaml",
         _solve_commands("swingup_ppo", "tts_swingup_ppo", "0 1 2", final=True),
