@@ -63,15 +63,16 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def test_sigterm_on_a_sweep_interrupts_and_saves_every_worker(tmp_path: Path) -> None:
-    config = {
+def _long_config(tmp_path: Path) -> dict[str, object]:
+    """A balance PPO run far longer than a test waits for, into ``tmp_path/runs/sig``."""
+    return {
         "env": {"task": "balance"},
         "algo": {
             "name": "ppo",
             "hyperparams": {"n_steps": 64, "batch_size": 64, "policy_kwargs": {"net_arch": [8]}},
         },
         "train": {
-            "total_timesteps": 50_000_000,  # far more than the test waits for
+            "total_timesteps": 50_000_000,
             "n_envs": 2,
             "eval_freq": 0,
             "checkpoint_freq": 0,
@@ -81,6 +82,10 @@ def test_sigterm_on_a_sweep_interrupts_and_saves_every_worker(tmp_path: Path) ->
         },
         "evaluate": {"episodes": 2, "seed": 500},
     }
+
+
+def test_sigterm_on_a_sweep_interrupts_and_saves_every_worker(tmp_path: Path) -> None:
+    config = _long_config(tmp_path)
     path = tmp_path / "sig.yaml"
     path.write_text(yaml.safe_dump(config))
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -127,22 +132,7 @@ def test_sigterm_on_a_sweep_interrupts_and_saves_every_worker(tmp_path: Path) ->
 
 
 def test_sigterm_on_train_saves_the_run_as_ctrl_c_does(tmp_path: Path) -> None:
-    config = {
-        "env": {"task": "balance"},
-        "algo": {
-            "name": "ppo",
-            "hyperparams": {"n_steps": 64, "batch_size": 64, "policy_kwargs": {"net_arch": [8]}},
-        },
-        "train": {
-            "total_timesteps": 50_000_000,  # far more than the test waits for
-            "n_envs": 2,
-            "eval_freq": 0,
-            "checkpoint_freq": 0,
-            "output_dir": str(tmp_path / "runs"),
-            "run_name": "sig",
-            "progress_bar": False,
-        },
-    }
+    config = _long_config(tmp_path)
     path = tmp_path / "sig.yaml"
     path.write_text(yaml.safe_dump(config))
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}

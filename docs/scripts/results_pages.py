@@ -1188,54 +1188,33 @@ def _solve_commands(config: str, label: str, seeds: str, final: bool = False) ->
     )
 
 
-#: The time-to-solve measurements on the page, in its order.
+def _solve_times(config: str, label: str, final: bool) -> SolveTimes:
+    """The measurement of ``configs/<config>.yaml`` on seeds 0-2, run as runs/``label``_sN."""
+    return SolveTimes(
+        config,
+        f"configs/{config}.yaml",
+        _solve_commands(config, label, "0 1 2", final=final),
+        final=final,
+    )
+
+
+#: The time-to-solve measurements on the page, in its order: the shipped configs
+#: measured for the page (runs ``tts_<config>_sN``, final models evaluated), then the
+#: RealAIGym configs (their runs are the RealAIGym agents page's).
 TIME_TO_SOLVE = (
-    SolveTimes(
-        "balance_sac",
-        "configs/balance_sac.yaml",
-        _solve_commands("balance_sac", "tts_balance_sac", "0 1 2", final=True),
-        final=True,
+    *(
+        _solve_times(config, f"tts_{config}", final=True)
+        for config in (
+            "balance_sac",
+            "balance_ppo_robust",
+            "reach_ppo",
+            "reach_ppo_robust",
+            "swingup_ppo",
+            "swingup_pendubot_ppo",
+        )
     ),
-    SolveTimes(
-        "balance_ppo_robust",
-        "configs/balance_ppo_robust.yaml",
-        _solve_commands("balance_ppo_robust", "tts_balance_ppo_robust", "0 1 2", final=True),
-        final=True,
-    ),
-    SolveTimes(
-        "reach_ppo",
-        "configs/reach_ppo.yaml",
-        _solve_commands("reach_ppo", "tts_reach_ppo", "0 1 2", final=True),
-        final=True,
-    ),
-    SolveTimes(
-        "reach_ppo_robust",
-        "configs/reach_ppo_robust.yaml",
-        _solve_commands("reach_ppo_robust", "tts_reach_ppo_robust", "0 1 2", final=True),
-        final=True,
-    ),
-    SolveTimes(
-        "swingup_ppo",
-        "configs/swingup_ppo.yaml",
-        _solve_commands("swingup_ppo", "tts_swingup_ppo", "0 1 2", final=True),
-        final=True,
-    ),
-    SolveTimes(
-        "swingup_pendubot_ppo",
-        "configs/swingup_pendubot_ppo.yaml",
-        _solve_commands("swingup_pendubot_ppo", "tts_swingup_pendubot_ppo", "0 1 2", final=True),
-        final=True,
-    ),
-    SolveTimes(
-        "realaigym_pendubot_sac",
-        "configs/realaigym_pendubot_sac.yaml",
-        _solve_commands("realaigym_pendubot_sac", "rag_pendubot_sbx", "0 1 2"),
-    ),
-    SolveTimes(
-        "realaigym_acrobot_sac",
-        "configs/realaigym_acrobot_sac.yaml",
-        _solve_commands("realaigym_acrobot_sac", "rag_acrobot_sbx", "0 1 2"),
-    ),
+    _solve_times("realaigym_pendubot_sac", "rag_pendubot_sbx", final=False),
+    _solve_times("realaigym_acrobot_sac", "rag_acrobot_sbx", final=False),
 )
 
 
