@@ -77,3 +77,23 @@ def test_a_worker_started_with_sigint_ignored_still_hears_it() -> None:
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
     )
     assert out.stdout.strip() == "True"
+
+
+def test_outside_the_main_thread_the_gate_changes_nothing() -> None:
+    # signal handlers can only be set, and only run, in the main thread
+    import threading
+
+    before = signal.getsignal(signal.SIGINT)
+    errors: list[BaseException] = []
+
+    def enter() -> None:
+        try:
+            with deferred_interrupts(signal.SIGTERM), interruptible():
+                assert not interrupt_requested()
+        except BaseException as exc:  # reported to the main thread
+            errors.append(exc)
+
+    worker = threading.Thread(target=enter)
+    worker.start()
+    worker.join()
+    assert errors == [] and signal.getsignal(signal.SIGINT) == before

@@ -364,13 +364,10 @@ def _train_stopping_on_sigterm(cfg: RunConfig, **kwargs: Any) -> TrainResult:
     not needed (:mod:`~twolink_gym.training.interrupts`).
     """
     import signal
-    import threading
 
     from twolink_gym.training.interrupts import deferred_interrupts
     from twolink_gym.training.train import train
 
-    if threading.current_thread() is not threading.main_thread():
-        return train(cfg, **kwargs)
     with deferred_interrupts(signal.SIGTERM):
         return train(cfg, **kwargs)
 

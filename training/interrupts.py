@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -46,6 +47,15 @@ def _on_interrupt(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt
 
 
+def _install(handled: tuple[int, ...]) -> list[Any]:
+    """Start deferring with a clear state; handle ``handled``; the handlers they had."""
+    before = [signal.getsignal(s) for s in handled]
+    _gate.deferring, _gate.open, _gate.requested = True, False, 0
+    for signum in handled:
+        signal.signal(signum, _on_interrupt)
+    return before
+
+
 def defer_interrupts() -> None:
     """Handle SIGINT as described in the module docstring for the rest of this process.
 
@@ -54,25 +64,25 @@ def defer_interrupts() -> None:
     SIGINT ignored: this installs a handler all the same, so that the SIGINT
     its parent sends stops it.
     """
-    _gate.deferring, _gate.open, _gate.requested = True, False, 0
-    signal.signal(signal.SIGINT, _on_interrupt)
+    _install((signal.SIGINT,))
 
 
 @contextlib.contextmanager
 def deferred_interrupts(*signals: int) -> Iterator[None]:
     """Inside: SIGINT (and ``signals``) are handled as described in the module docstring.
 
-    Must be entered in the main thread. SIGINT is handled even if it was
-    ignored before (see :func:`defer_interrupts`). On exit the earlier handlers
-    and state come back (a deferred interrupt is then forgotten: check
-    :func:`interrupt_requested` before leaving).
+    SIGINT is handled even if it was ignored before (see :func:`defer_interrupts`).
+    On exit the earlier handlers and state come back (a deferred interrupt is
+    then forgotten: check :func:`interrupt_requested` before leaving). Outside
+    the main thread it changes nothing: Python runs signal handlers in the main
+    thread only.
     """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     handled = (signal.SIGINT, *signals)
-    before = [signal.getsignal(s) for s in handled]
     state = (_gate.deferring, _gate.open, _gate.requested)
-    _gate.deferring, _gate.open, _gate.requested = True, False, 0
-    for signum in handled:
-        signal.signal(signum, _on_interrupt)
+    before = _install(handled)
     try:
         yield
     finally:

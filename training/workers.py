@@ -13,7 +13,6 @@ state is stored; the target checks
 
 from __future__ import annotations
 
-import contextlib
 import multiprocessing
 import os
 import signal
@@ -75,13 +74,13 @@ def run_workers(
     RuntimeError
         If a worker process exited with an error.
     """
-    in_main = threading.current_thread() is threading.main_thread()
     if workers == 1:  # this process is the worker: SIGTERM interrupts it as SIGINT does
-        with deferred_interrupts(signal.SIGTERM) if in_main else contextlib.nullcontext():
+        with deferred_interrupts(signal.SIGTERM):
             target(*args, 0)
             if interrupt_requested():
                 raise KeyboardInterrupt
         return
+    in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _interrupt_children) if in_main else None
     try:
         context = multiprocessing.get_context("spawn")
