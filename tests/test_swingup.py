@@ -129,11 +129,53 @@ def test_exploring_starts_mix_hanging_and_anywhere():
     assert {"explore_fraction", "explore_speed"} <= set(SwingupTask.episode_option_names)
 
 
+def test_catch_starts_are_near_upright_in_their_share():
+    task = SwingupTask(explore_fraction=0.2, catch_fraction=0.5, catch_angle=0.2, catch_speed=0.4)
+    rng = np.random.default_rng(11)
+    starts = np.array([task.sample_initial_state(rng, ArmParams()) for _ in range(4000)])
+    # upright is q1 = +pi/2, q2 = 0 in the package's convention (angles from the x-axis)
+    dev = starts - np.array([math.pi / 2, 0.0, 0.0, 0.0])
+    near_upright = np.all(np.abs(dev[:, :2]) <= 0.2, axis=1) & np.all(
+        np.abs(dev[:, 2:]) <= 0.4, axis=1
+    )
+    hanging = np.all(np.abs(starts - HANGING) <= 0.05, axis=1)
+    # shares: catch 0.5, hanging 0.3 (binomial, 5 standard deviations); an exploring
+    # start lands in the upright box with probability (0.4 / 2pi)^2 (0.2 / 1)^2 < 2e-4
+    assert abs(near_upright.mean() - 0.5) < 5 * math.sqrt(0.25 / 4000) + 2e-4
+    assert abs(hanging.mean() - 0.3) < 5 * math.sqrt(0.21 / 4000)
+    caught = dev[near_upright]
+    assert np.abs(caught[:, :2]).max() > 0.19 and np.abs(caught[:, 2:]).max() > 0.39
+    # the tip of a catch start is near the top: y = l1 sin q1 + l2 sin(q1 + q2) close to l1 + l2
+    p, up = ArmParams(), starts[near_upright]
+    y = p.l1 * np.sin(up[:, 0]) + p.l2 * np.sin(up[:, 0] + up[:, 1])
+    assert y.min() > 0.9 * (p.l1 + p.l2)
+
+
+def test_catch_starts_leave_the_other_draws_as_they_were():
+    """With catch_fraction 0 the exploring starts draw exactly what they drew before it existed."""
+    rng_a, rng_b = np.random.default_rng(3), np.random.default_rng(3)
+    mixed = SwingupTask(explore_fraction=0.4)
+    for _ in range(200):
+        drawn = mixed.sample_initial_state(rng_a, ArmParams())
+        # the documented draw: one uniform picks the kind, then 4 uniforms
+        u = rng_b.uniform()
+        noise = rng_b.uniform(-1.0, 1.0, size=4)
+        scale = np.array([math.pi, math.pi, 1.0, 1.0]) if u < 0.4 else np.full(4, 0.05)
+        np.testing.assert_array_equal(drawn, HANGING + noise * scale)
+
+
+def test_exploring_and_catch_fractions_cannot_exceed_one():
+    with pytest.raises(ValueError, match=r"explore_fraction \+ catch_fraction must be at most 1"):
+        make_task("swingup", {"explore_fraction": 0.6, "catch_fraction": 0.5})
+
+
 @pytest.mark.parametrize(
     "option, value, rule",
     [
         ("explore_fraction", 1.5, r"must lie in \[0, 1\]"),
         ("explore_speed", -1.0, r"must be >= 0"),
+        ("catch_fraction", 1.5, r"must lie in \[0, 1\]"),
+        ("catch_angle", -0.1, r"must be >= 0"),
         ("success_angle", 0.0, r"must be > 0"),
         ("height_weight", 1.5, r"must lie in \[0, 1\]"),
         ("init_speed_noise", -1.0, r"must be >= 0"),

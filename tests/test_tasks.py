@@ -451,7 +451,11 @@ def test_task_instance_and_options_do_not_mix():
 
 
 #: episode options that change the episodes only when another option is set
-_ENABLED_BY = {"explore_speed": {"explore_fraction": 0.5}}
+_ENABLED_BY = {
+    "explore_speed": {"explore_fraction": 0.5},
+    "catch_angle": {"catch_fraction": 0.5},
+    "catch_speed": {"catch_fraction": 0.5},
+}
 
 
 def _changed(task: Task, name: str) -> object:

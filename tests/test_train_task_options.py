@@ -86,8 +86,9 @@ def test_train_builds_the_training_env_with_them_and_the_evaluation_env_without(
         (
             {"success_angle": 0.2},
             r"explore\.yaml: unknown key\(s\) \['env\.train_task_options\.success_angle'\]; "
-            r"valid keys of 'env\.train_task_options' are \['explore_fraction', 'explore_speed', "
-            r"'init_angle_noise', 'init_speed_noise'\]",
+            r"valid keys of 'env\.train_task_options' are \['catch_angle', 'catch_fraction', "
+            r"'catch_speed', 'explore_fraction', 'explore_speed', 'init_angle_noise', "
+            r"'init_speed_noise'\]",
         ),
         ({"init_angle_noise": -1.0}, r"explore\.yaml: env\.train_task_options\.init_angle_noise"),
         ([math.pi], r"explore\.yaml: env\.train_task_options"),

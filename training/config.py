@@ -210,6 +210,10 @@ class TrainConfig:
         Torch device.
     progress_bar : bool
         Show SB3's progress bar.
+    save_best : bool
+        Keep the model of the best periodic evaluation (highest success rate,
+        then highest mean return; the first of equals) in ``<run>/best/``, a
+        folder every command loads as it loads a run (needs ``eval_freq`` > 0).
     """
 
     total_timesteps: int
@@ -223,6 +227,7 @@ class TrainConfig:
     torch_threads: int = 1
     device: str = "cpu"
     progress_bar: bool = True
+    save_best: bool = True
 
 
 @dataclasses.dataclass(frozen=True)

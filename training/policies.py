@@ -4,7 +4,8 @@ A policy string is the name of a classical controller
 (:data:`twolink_gym.controllers.CONTROLLERS`, e.g. ``"lqr"``), a shipped agent
 ``pretrained:<name>`` (:mod:`twolink_gym.pretrained`, e.g.
 ``"pretrained:reach_sac"``), or a path to a trained agent: a run folder (holding
-``model.zip``) or a model ``.zip`` (a final model or a checkpoint). An agent's VecNormalize statistics, if it was trained
+``model.zip``; a run's ``best/`` folder is one too) or a model ``.zip`` (a final
+model or a checkpoint). An agent's VecNormalize statistics, if it was trained
 with them, are loaded from beside the model and applied frozen.
 """
 
@@ -25,7 +26,13 @@ from twolink_gym.training.config import ConfigError, EnvConfig, config_from_dict
 from twolink_gym.training.envs import goal_split, load_vec_normalize
 from twolink_gym.training.export import POLICY_FILE
 from twolink_gym.training.normalization import ObservationStatistics
-from twolink_gym.training.train import CONFIG_FILE, MODEL_FILE, VECNORM_FILE, _checkpoint_stats
+from twolink_gym.training.train import (
+    BEST_DIR,
+    CONFIG_FILE,
+    MODEL_FILE,
+    VECNORM_FILE,
+    _checkpoint_stats,
+)
 
 from twolink_gym import pretrained
 from twolink_gym.controllers import CONTROLLERS, controllers_for
@@ -348,7 +355,9 @@ def _load_agent(path: Path, env_cfg: EnvConfig, display: str | None = None) -> L
     if run_cfg is not None and (run_cfg.env.normalize_obs and vec is None):
         raise ValueError(f"policy {str(path)!r}: trained with VecNormalize but {stats} is missing")
     view = goal_split(agent_env)[0] if goal_view else None
-    label = f"{name} ({run_dir.name})"
+    # a run's best model is labelled with its run: "ppo (reach_ppo_s0/best)"
+    folder = f"{run_dir.parent.name}/{BEST_DIR}" if run_dir.name == BEST_DIR else run_dir.name
+    label = f"{name} ({folder})"
     stack = run_cfg.env.frame_stack if run_cfg is not None else 1
     return LoadedPolicy(label, "agent", SB3Agent(model, vec, view, stack), run_dir)
 

@@ -9,6 +9,9 @@ A run folder holds::
     eval/time_log.csv    each periodic evaluation with its cumulative wall times
     replay_buffer.pkl    the SAC replay buffer at the end (also written on Ctrl-C)
     checkpoints/         periodic checkpoints (model, statistics, SAC replay buffer)
+    best/                the model of the best periodic evaluation (``train.save_best``):
+                         model.zip, vecnormalize.pkl, config.yaml and selection.json,
+                         a folder every command loads as a run
     tb/                  TensorBoard logs
     train_summary.json   timesteps, wall time, steps/s, machine
 
@@ -27,6 +30,7 @@ import platform
 import re
 import shutil
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +56,7 @@ from twolink_gym.training.envs import make_training_env
 from twolink_gym.training.interrupts import interruptible
 
 __all__ = [
+    "BEST_DIR",
     "MODEL_FILE",
     "REPLAY_BUFFER_FILE",
     "TIME_LOG_COLUMNS",
@@ -63,6 +68,7 @@ __all__ = [
     "TrainResult",
     "find_resume_point",
     "planned_timesteps",
+    "read_best_selection",
     "read_time_log",
     "rollout_steps",
     "train",
@@ -75,6 +81,10 @@ CONFIG_FILE = "config.yaml"
 SUMMARY_FILE = "train_summary.json"
 CHECKPOINT_DIR = "checkpoints"
 EVAL_DIR = "eval"
+#: The run's best model by periodic evaluation (see :class:`TimedEvalCallback`).
+BEST_DIR = "best"
+#: What selected the best model: its evaluation's row of the time log.
+SELECTION_FILE = "selection.json"
 #: The periodic evaluations with their wall times (see :class:`TimedEvalCallback`).
 TIME_LOG_FILE = "time_log.csv"
 
@@ -88,6 +98,7 @@ RUN_ARTIFACTS = (
     SUMMARY_FILE,
     EVAL_DIR,
     CHECKPOINT_DIR,
+    BEST_DIR,
     "tb",
     "compare",
     "evaluation",
@@ -446,6 +457,12 @@ class TimedEvalCallback(EvalCallback):
     run continues the counts of its earlier segments from ``train_offset_s``
     and ``eval_offset_s`` and keeps their rows (``rows``).
 
+    With ``best_dir``, an evaluation better than every one before it (a higher
+    success rate, or an equal one and a higher mean return; a NaN success rate
+    counts as lowest) saves the model, its VecNormalize statistics, the run's
+    ``config.yaml`` and the evaluation's row (``selection.json``) into
+    ``best_dir``, replacing what was there: a folder that loads as a run.
+
     Parameters
     ----------
     *args, **kwargs
@@ -454,6 +471,10 @@ class TimedEvalCallback(EvalCallback):
         Training and evaluation time of the earlier segments of the run [s].
     rows : list of dict, optional
         The earlier segments' rows (keys :data:`TIME_LOG_COLUMNS`).
+    best_dir : Path, optional
+        Where to keep the best model (None: nowhere).
+    best_row : dict, optional
+        The earlier segments' best evaluation (a row), the one to beat.
     """
 
     def __init__(
@@ -462,6 +483,8 @@ class TimedEvalCallback(EvalCallback):
         train_offset_s: float = 0.0,
         eval_offset_s: float = 0.0,
         rows: list[dict[str, float]] | None = None,
+        best_dir: Path | None = None,
+        best_row: dict[str, float] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
@@ -471,6 +494,8 @@ class TimedEvalCallback(EvalCallback):
         self.train_offset_s = float(train_offset_s)
         self.eval_offset_s = float(eval_offset_s)
         self.rows: list[dict[str, float]] = list(rows or [])
+        self.best_dir = best_dir
+        self.best_row = best_row
         #: Wall time spent in this segment's periodic evaluations [s].
         self.segment_eval_time_s = 0.0
         self._clock_start = time.perf_counter()
@@ -508,7 +533,48 @@ class TimedEvalCallback(EvalCallback):
             }
         )
         _write_time_log(self._time_log, self.rows)
+        if self.best_dir is not None and (
+            self.best_row is None or _rank(self.rows[-1]) > _rank(self.best_row)
+        ):
+            self.best_row = self.rows[-1]
+            _save_best(self.model, self.best_dir, self.best_row)
         return continue_training
+
+
+def _rank(row: Mapping[str, float]) -> tuple[float, float]:
+    """How good a periodic evaluation is: its success rate (NaN lowest), then its mean return."""
+    success = row["success_rate"]
+    return (-math.inf if math.isnan(success) else success, row["mean_return"])
+
+
+def _save_best(model: BaseAlgorithm, best_dir: Path, row: Mapping[str, float]) -> None:
+    """Write ``model`` with its statistics, the run's config and ``row`` as ``best_dir``.
+
+    Written into a sibling folder first, then put in place of the old one.
+    """
+    tmp = best_dir.with_name(best_dir.name + ".tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    model.save(str(tmp / MODEL_FILE))
+    vec = model.get_vec_normalize_env()
+    if vec is not None:
+        vec.save(str(tmp / VECNORM_FILE))
+    shutil.copy2(best_dir.parent / CONFIG_FILE, tmp / CONFIG_FILE)
+    (tmp / SELECTION_FILE).write_text(json.dumps(dict(row), indent=2) + "\n")
+    if best_dir.exists():
+        shutil.rmtree(best_dir)
+    tmp.rename(best_dir)
+
+
+def read_best_selection(run_dir: str | Path) -> dict[str, float] | None:
+    """The periodic evaluation that selected ``<run_dir>/best/`` (a time-log row), or None."""
+    path = Path(run_dir) / BEST_DIR / SELECTION_FILE
+    try:
+        row = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return row if isinstance(row, dict) and {"success_rate", "mean_return"} <= set(row) else None
 
 
 def _write_time_log(path: Path, rows: list[dict[str, float]]) -> None:
@@ -583,6 +649,18 @@ def _earlier_time(run_dir: Path, upto: int) -> tuple[float, float, list[dict[str
     train_s = float(np.interp(upto, xs, np.asarray(train_t)[order]))
     eval_s = float(np.interp(upto, xs, np.asarray(eval_t)[order]))
     return train_s, eval_s, rows
+
+
+def _earlier_best(run_dir: Path, upto: int) -> dict[str, float] | None:
+    """The best evaluation of ``run_dir`` to beat when resuming it at ``upto`` timesteps.
+
+    None (the next evaluation replaces the best folder) if there is none or it
+    came after ``upto``: the resumed run repeats the training after it.
+    """
+    row = read_best_selection(run_dir)
+    if row is None or float(row.get("timesteps", math.inf)) > upto:
+        return None
+    return row
 
 
 def _cpu_model() -> str:
@@ -725,6 +803,7 @@ def train(
 
     callbacks: list[BaseCallback] = []
     earlier = _earlier_time(point.run_dir, start_steps) if point is not None else (0.0, 0.0, [])
+    same_folder = point is not None and point.run_dir.resolve() == run_dir.resolve()
     evaluation: TimedEvalCallback | None = None
     if tc.eval_freq:
         evaluation = TimedEvalCallback(
@@ -739,6 +818,8 @@ def train(
             train_offset_s=earlier[0],
             eval_offset_s=earlier[1],
             rows=earlier[2],
+            best_dir=run_dir / BEST_DIR if tc.save_best else None,
+            best_row=_earlier_best(run_dir, start_steps) if same_folder else None,
         )
         if point is not None:
             _restore_evaluations(evaluation, run_dir / EVAL_DIR / "evaluations.npz", start_steps)

@@ -34,6 +34,8 @@ __all__ = [
 
 #: The hanging equilibrium ``[q1, q2, dq1, dq2]`` the episodes start near.
 HANGING = (-math.pi / 2, 0.0, 0.0, 0.0)
+#: Both links up, at rest ``[q1, q2, dq1, dq2]`` (the catch starts' centre).
+UPRIGHT = (math.pi / 2, 0.0, 0.0, 0.0)
 #: The swing-up task's default torque limits [N·m] for the full arm (see :class:`SwingupTask`).
 SWINGUP_MAX_TORQUE = (8.0, 4.0)
 #: Its default limits [N·m] for the acrobot and the pendubot: the arm's ordinary
@@ -143,6 +145,14 @@ class SwingupTask(Task):
         exactly the hanging starts.
     explore_speed : float
         Half-width of the exploring starts' joint speeds [rad/s].
+    catch_fraction : float
+        In ``[0, 1]``, at most ``1 - explore_fraction``: the share of episodes
+        that start near upright instead ("catch starts", for training: the
+        states where an arm swung up must be caught, rare in a policy's own
+        samples), each angle within ``±catch_angle`` of upright and each speed
+        within ``±catch_speed``. 0 (the default) draws none.
+    catch_angle, catch_speed : float
+        Half-widths of the catch starts' perturbation of upright [rad], [rad/s].
     """
 
     name: ClassVar[str] = "swingup"
@@ -161,6 +171,9 @@ class SwingupTask(Task):
         *Task.episode_option_names,
         "explore_fraction",
         "explore_speed",
+        "catch_fraction",
+        "catch_angle",
+        "catch_speed",
     )
     kernel: ClassVar[Any] = staticmethod(swingup_kernel)
 
@@ -175,24 +188,43 @@ class SwingupTask(Task):
     init_speed_noise: float = 0.05
     explore_fraction: float = 0.0
     explore_speed: float = 1.0
+    catch_fraction: float = 0.0
+    catch_angle: float = 0.3
+    catch_speed: float = 1.0
 
     def __post_init__(self) -> None:
         super().__post_init__()
         self.check_positive("success_angle", "success_speed", "upright_sigma", "still_sigma")
         self.check_in_range(
-            ("height_weight", "ctrl_weight", "speed_weight", "explore_fraction"), 0.0, 1.0
+            ("height_weight", "ctrl_weight", "speed_weight", "explore_fraction", "catch_fraction"),
+            0.0,
+            1.0,
         )
-        self.check_in_range(("init_angle_noise", "init_speed_noise", "explore_speed"), 0.0)
+        self.check_in_range(
+            ("init_angle_noise", "init_speed_noise", "explore_speed", "catch_angle", "catch_speed"),
+            0.0,
+        )
+        if self.explore_fraction + self.catch_fraction > 1.0:
+            raise ValueError(
+                f"swingup task options explore_fraction + catch_fraction must be at most 1, "
+                f"got {self.explore_fraction} + {self.catch_fraction}"
+            )
 
     def sample_initial_state(self, rng: np.random.Generator, params: ArmParams) -> Array:
-        """Hanging, uniformly perturbed; with probability ``explore_fraction``, anywhere.
+        """Hanging, uniformly perturbed; anywhere or near upright with their probabilities.
 
-        Without exploring starts (``explore_fraction`` 0) one draw of 4
-        uniforms, as for the other tasks; with them, one more uniform first
-        picks the kind of start.
+        Without exploring or catch starts (``explore_fraction`` and
+        ``catch_fraction`` 0) one draw of 4 uniforms, as for the other tasks;
+        with either, one more uniform ``u`` first picks the kind of start:
+        anywhere if ``u < explore_fraction``, near upright if
+        ``u < explore_fraction + catch_fraction``, else hanging.
         """
-        if self.explore_fraction > 0.0 and rng.uniform() < self.explore_fraction:
-            return perturbed_state(rng, HANGING, math.pi, self.explore_speed)
+        if self.explore_fraction > 0.0 or self.catch_fraction > 0.0:
+            u = rng.uniform()
+            if u < self.explore_fraction:
+                return perturbed_state(rng, HANGING, math.pi, self.explore_speed)
+            if u < self.explore_fraction + self.catch_fraction:
+                return perturbed_state(rng, UPRIGHT, self.catch_angle, self.catch_speed)
         return perturbed_state(rng, HANGING, self.init_angle_noise, self.init_speed_noise)
 
     def sample_goal(self, rng: np.random.Generator, params: ArmParams) -> Array:
