@@ -36,6 +36,7 @@ Wilson intervals) into the output folder.
 Usage::
 
     python benchmarks/track_diagnosis.py [--episodes 400] [--seed 9000000] [--out FOLDER]
+        [--policies POLICY ...]
 
 (the output folder defaults to ``docs/results/track/diagnosis``).
 """
@@ -234,11 +235,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--episodes", type=int, default=400)
     parser.add_argument("--seed", type=int, default=9_000_000)
     parser.add_argument("--out", default="docs/results/track/diagnosis")
+    parser.add_argument(
+        "--policies",
+        nargs="+",
+        default=list(POLICIES),
+        metavar="POLICY",
+        help="policies to diagnose (controllers, run folders, pretrained:NAME; "
+        f"default: {' '.join(POLICIES)})",
+    )
     args = parser.parse_args(argv)
     cfg = load_config(CONFIG)
     start = time.perf_counter()
     episodes, rollouts = evaluate_policies(
-        POLICIES, cfg, episodes=args.episodes, seed=args.seed, trajectories=False
+        args.policies, cfg, episodes=args.episodes, seed=args.seed, trajectories=False
     )
     seconds = time.perf_counter() - start
     env = TwoLinkEnv(**cfg.env.make_kwargs())

@@ -107,6 +107,46 @@ def test_rms_and_max_error_and_success_from_the_tip_history():
     assert len(errors) == 501
 
 
+@pytest.mark.parametrize("vector", [False, True])
+def test_lost_distance_ends_the_episode_at_the_first_error_above_it(vector):
+    """The tip's error, from the tip and reference the env reports, decides the step that ends."""
+    lost = 0.1
+    options = {"lost_distance": lost, "tolerance": 1.0}
+    if vector:
+        env = TwoLinkVectorEnv(2, task="track", task_options=options)
+        _, info = env.reset(seed=3)
+        errors = [np.linalg.norm(info["reference"][0] - info["tip"][0])]
+        push = np.array([[0.6, -0.6], [0.6, -0.6]])
+    else:
+        env = gym.make("TwoLinkTrack-v0", task_options=options)
+        _, info = env.reset(seed=3)
+        errors = [np.linalg.norm(info["reference"] - info["tip"])]
+    for _ in range(500):
+        if vector:
+            _, _, terminated, _, info = env.step(push)
+            terminated, tip, ref = terminated[0], info["tip"][0], info["reference"][0]
+            success = info["is_success"][0]
+        else:
+            _, _, terminated, _, info = env.step(np.array([0.6, -0.6]))
+            tip, ref, success = info["tip"], info["reference"], info["is_success"]
+        if terminated:
+            break
+        errors.append(np.linalg.norm(ref - tip))
+    # the last step is the first whose error exceeds lost_distance (the reported state
+    # before an autoreset: the vector env's info is the finished episode's)
+    final = np.linalg.norm(ref - tip)
+    assert terminated and final > lost and max(errors) <= lost
+    # unsuccessful, although the RMS error is well within this tolerance of 1 m
+    assert not success and math.sqrt(np.mean(np.square([*errors, final]))) < 1.0
+    # 0 (the default) never ends an episode: the same actions run to truncation
+    plain = gym.make("TwoLinkTrack-v0")
+    plain.reset(seed=3)
+    for _ in range(500):
+        _, _, terminated, truncated, _ = plain.step(np.array([0.6, -0.6]))
+        assert not terminated
+    assert truncated
+
+
 def test_reward_is_bounded_and_peaks_at_zero_error():
     task = TrackTask()
     params = ArmParams()

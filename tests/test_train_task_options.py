@@ -1,7 +1,7 @@
-"""``env.train_task_options``: episode options of the training env only.
+"""``env.train_task_options``: task options of the training env only.
 
-The training env draws its episodes with them; every evaluation (the periodic
-one included) draws the task's own episodes. Checked on the drawn start states
+The training env draws its episodes (and computes its rewards) with them; every
+evaluation (the periodic one included) runs the task's own. Checked on the drawn start states
 against the task's documented start spread, and on the envs ``train`` builds.
 """
 
@@ -84,11 +84,12 @@ def test_train_builds_the_training_env_with_them_and_the_evaluation_env_without(
     ("options", "expected"),
     [
         (
-            {"success_angle": 0.2},
-            r"explore\.yaml: unknown key\(s\) \['env\.train_task_options\.success_angle'\]; "
+            {"sucess_angle": 0.2},
+            r"explore\.yaml: unknown key\(s\) \['env\.train_task_options\.sucess_angle'\]; "
             r"valid keys of 'env\.train_task_options' are \['catch_angle', 'catch_fraction', "
-            r"'catch_speed', 'explore_fraction', 'explore_speed', 'init_angle_noise', "
-            r"'init_speed_noise'\]",
+            r"'catch_speed', 'ctrl_weight', 'explore_fraction', 'explore_speed', "
+            r"'height_weight', 'init_angle_noise', 'init_speed_noise', 'speed_weight', "
+            r"'still_sigma', 'success_angle', 'success_speed', 'upright_sigma'\]",
         ),
         ({"init_angle_noise": -1.0}, r"explore\.yaml: env\.train_task_options\.init_angle_noise"),
         ([math.pi], r"explore\.yaml: env\.train_task_options"),
@@ -97,3 +98,24 @@ def test_train_builds_the_training_env_with_them_and_the_evaluation_env_without(
 def test_bad_options_name_the_key_and_the_file(options: Any, expected: str) -> None:
     with pytest.raises(ConfigError, match=expected):
         config(options)
+
+
+def test_reward_and_termination_options_train_and_layout_options_are_refused() -> None:
+    data: dict[str, Any] = {
+        "env": {"task": "track", "train_task_options": {"lost_distance": 0.2}},
+        "algo": {"name": "ppo"},
+        "train": {"total_timesteps": 64},
+    }
+    cfg = config_from_dict(data, "track.yaml")
+    trained = cfg.env.for_training().checked()["task_options"]
+    assert trained.lost_distance == 0.2 and cfg.env.checked()["task_options"].lost_distance == 0
+    # the agent's env is the task's own
+    assert cfg.env.nominal().train_task_options == {}
+    # preview sets the observation's length (8 + 2 * preview extras): refused
+    data["env"]["train_task_options"] = {"preview": 3}
+    with pytest.raises(
+        ConfigError,
+        match=r"track\.yaml: env\.train_task_options \['preview'\] "
+        r"change the observation's length \(14 against 18 in evaluation\)",
+    ):
+        config_from_dict(data, "track.yaml")

@@ -73,13 +73,15 @@ class EnvConfig(env_config.EnvConfig):
     max_episode_steps : int or None
         Episode length in steps (None: the task's length).
     train_task_options : dict
-        Options that draw the *training* episodes only, over ``task_options``:
-        the task's ``episode_option_names`` (start spread, target or path
-        ranges, swing-up's exploring starts), e.g. ``{explore_fraction: 0.5}``
-        for half the swing-up episodes starting anywhere. Every evaluation (the periodic one, the
-        sweep's, ``evaluate``, ``compare``) draws its episodes with
-        ``task_options`` alone, so an agent trained this way is judged on the
-        task's own episodes. Empty: train on those episodes too.
+        Task options of the *training* env only, over ``task_options``: the
+        episodes it draws (start spread, target or path ranges, swing-up's
+        exploring and catch starts), e.g. ``{explore_fraction: 0.5}`` for half
+        the swing-up episodes starting anywhere, and its reward and termination
+        (track's ``lost_distance``), but not the observation's layout (track's
+        ``preview``: a :class:`ConfigError`). Every evaluation (the periodic one, the
+        sweep's, ``evaluate``, ``compare``) runs the task with ``task_options``
+        alone, so an agent trained this way is judged on the task itself.
+        Empty: train on that task too.
     vectorization : str
         ``"native"`` (the batched :class:`~twolink_gym.vector_env.TwoLinkVectorEnv`
         behind SB3's VecEnv API) or ``"dummy"`` (SB3's ``DummyVecEnv`` over
@@ -544,20 +546,23 @@ def _check_environment(env: EnvConfig, src: str) -> None:
     from twolink_gym.env import TwoLinkEnv
     from twolink_gym.tasks import TASKS
 
+    task_cls = TASKS[str(env.task)]
     _check_keys(
         env.train_task_options,
-        TASKS[str(env.task)].episode_option_names,
+        [f.name for f in dataclasses.fields(task_cls)],
         "env.train_task_options",
         src,
     )
     try:
-        env.for_training()
+        trained = env.for_training().checked()["task_options"]
     except EnvConfigError as exc:  # the training options over the task's: key them as such
         error = exc
         if exc.key.split(".")[0] == "task_options":
             key = "train_task_options" + exc.key[len("task_options") :]
             error = EnvConfigError(str(exc), key, exc.allowed, exc.value)
         raise ConfigError(_env_message(error, src)) from exc
+    if env.train_task_options:
+        _check_same_layout(env, trained, src)
     try:
         TwoLinkEnv(config=env.env_config()).reset(seed=0)
     except EnvConfigError as exc:
@@ -571,6 +576,24 @@ def _check_environment(env: EnvConfig, src: str) -> None:
             f"{src}: env.id must be a registered Gymnasium id such as 'TwoLink-v0', "
             f"got {env.id!r} ({exc})"
         ) from exc
+
+
+def _check_same_layout(env: EnvConfig, trained: Any, src: str) -> None:
+    """Refuse training options that give the agent other observations than it is evaluated on."""
+    task = env.checked()["task_options"]
+    sizes = {"extras_size": "the observation's length"}
+    if env.goal_observation:
+        sizes["goal_size"] = "the goal's length"
+    for attr, what in sizes.items():
+        if getattr(trained, attr) != getattr(task, attr):
+            changed = sorted(
+                k for k, v in env.train_task_options.items() if getattr(task, k, v) != v
+            )
+            raise ConfigError(
+                f"{src}: env.train_task_options {changed} change {what} "
+                f"({getattr(trained, attr)} against {getattr(task, attr)} in evaluation): "
+                "an agent acts on one observation layout; set these in env.task_options"
+            )
 
 
 def _sections(data: Any, source: str, required: Sequence[str]) -> dict[str, Any]:

@@ -373,7 +373,7 @@ def describe(cfg: RunConfig) -> str:
     if cfg.env.randomize or cfg.env.obs_noise or cfg.env.torque_noise:
         extras.append("trained and evaluated with domain randomisation and noise")
     if cfg.env.train_task_options:
-        extras.append(f"training episodes drawn with {dict(cfg.env.train_task_options)}")
+        extras.append(f"trained with the task options {dict(cfg.env.train_task_options)}")
     return text + (f" ({'; '.join(extras)})" if extras else "")
 
 

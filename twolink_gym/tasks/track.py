@@ -189,7 +189,8 @@ def track_kernel(
         max_error=memory.max_error,
     )
     reward = ctrl * (w * coarse + (1.0 - w) * near)
-    return Outcome(reward, False, rms <= options.tolerance, err), terms, memory
+    lost = options.lost_distance > 0.0 and err > options.lost_distance
+    return Outcome(reward, lost, rms <= options.tolerance and not lost, err), terms, memory
 
 
 @dataclasses.dataclass(frozen=True)
@@ -229,7 +230,9 @@ class TrackTask(Task):
     Success: the RMS tracking error over the episode's states (the start
     included) is at most ``tolerance``; ``info`` reports the running
     ``rms_error`` and ``max_error`` [m] and ``distance``, the current error.
-    Track never terminates early.
+    Track never terminates early, unless ``lost_distance`` is set: then an
+    episode whose tracking error exceeds it terminates, unsuccessful (for
+    training: losing the path ends the rewards).
 
     Parameters
     ----------
@@ -241,6 +244,9 @@ class TrackTask(Task):
         Share of the wide Gaussian, in ``[0, 1]``.
     ctrl_weight : float
         Weight of the squared normalised action.
+    lost_distance : float
+        Tracking error above which the episode terminates [m]; 0 (the
+        default): never.
     preview : int
         Number of preview points, >= 1.
     preview_dt : float
@@ -281,6 +287,7 @@ class TrackTask(Task):
     coarse_sigma: float = 0.2
     coarse_weight: float = 0.5
     ctrl_weight: float = 0.05
+    lost_distance: float = 0.0
     preview: int = 5
     preview_dt: float = 0.1
     seconds: float = 10.0
@@ -297,7 +304,9 @@ class TrackTask(Task):
             "tolerance", "sigma", "coarse_sigma", "preview_dt", "seconds", "min_path_speed"
         )
         self.check_in_range(("coarse_weight",), 0.0, 1.0)
-        self.check_in_range(("ctrl_weight", "init_angle_noise", "init_speed_noise"), 0.0)
+        self.check_in_range(
+            ("ctrl_weight", "lost_distance", "init_angle_noise", "init_speed_noise"), 0.0
+        )
         self.check_in_range(("workspace_margin",), 0.0, 0.499)
         if not self.min_path_speed <= self.max_path_speed:
             raise ValueError(
