@@ -113,8 +113,10 @@ twolink summarize runs/swingup_pendubot_sac_sweep runs/swingup_pendubot_ppo_swee
 twolink export runs/swingup_pendubot_sac_s0 --out twolink_gym/pretrained/swingup_pendubot_sac
 twolink export runs/swingup_pendubot_ppo_s0 --out twolink_gym/pretrained/swingup_pendubot_ppo""",
     "track/seeds": """\
-twolink train configs/track_ppo.yaml --set train.seed=N      # N = 0, 1, 2
-twolink sweep configs/track_ppo.yaml --seeds 0-2 --no-train --set evaluate.episodes=100  # the first 100 episodes
+# track_ppo.yaml as it was then: trained on the task's own episodes
+twolink train configs/track_ppo.yaml --set 'env.train_task_options={}' --set train.seed=N  # N = 0, 1, 2
+twolink sweep configs/track_ppo.yaml --seeds 0-2 --no-train --set 'env.train_task_options={}' \\
+    --set evaluate.episodes=100  # the first 100 episodes
 twolink train configs/track_sac.yaml --set train.seed=N      # N = 0, 1, 2
 twolink sweep configs/track_sac.yaml --seeds 0-2 --no-train --set evaluate.episodes=100
 twolink summarize runs/track_ppo_sweep runs/track_sac_sweep --out docs/results/track/seeds
@@ -122,14 +124,21 @@ twolink export runs/track_ppo_s0 --out twolink_gym/pretrained/track_ppo   # the 
     "track/seeds_fast": """\
 for N in 0 1 2; do
   twolink train configs/track_sac_sbx.yaml --set train.seed=$N --set train.run_name=track_sac_sbx_s$N
-  twolink train configs/track_ppo.yaml --set env.train_task_options.max_path_speed=0.5 \\
+  twolink train configs/track_ppo.yaml --set 'env.train_task_options={max_path_speed: 0.5}' \\
       --set train.seed=$N --set train.run_name=track_ppo_fast_s$N
 done
 twolink sweep configs/track_sac_sbx.yaml --seeds 0-2 --no-train
 twolink sweep configs/track_ppo.yaml --seeds 0-2 --no-train \\
-    --set env.train_task_options.max_path_speed=0.5 --set train.run_name=track_ppo_fast
+    --set 'env.train_task_options={max_path_speed: 0.5}' --set train.run_name=track_ppo_fast
 twolink summarize runs/track_sac_sbx_sweep runs/track_ppo_fast_sweep --out docs/results/track/seeds_fast
 twolink export runs/track_sac_sbx_s0 --out twolink_gym/pretrained/track_sac   # the shipped SAC: seed 0""",
+    "track/seeds_lost": """\
+for N in 0 1 2; do
+  twolink train configs/track_ppo.yaml --set train.seed=$N --set train.run_name=track_ppo_lost_s$N
+done
+twolink sweep configs/track_ppo.yaml --seeds 0-2 --no-train --set train.run_name=track_ppo_lost
+twolink summarize runs/track_ppo_lost_sweep --out docs/results/track/seeds_lost
+twolink export runs/track_ppo_lost_s0 --out twolink_gym/pretrained/track_ppo   # the shipped PPO: seed 0""",
     "robustness/nominal": """\
 twolink robustness configs/balance_ppo.yaml auto pretrained:balance_ppo pretrained:balance_sac \\
     pretrained:balance_ppo_robust --out docs/results/robustness/balance --overwrite
@@ -1205,6 +1214,7 @@ TIME_TO_SOLVE = (
     *(
         _solve_times(config, f"tts_{config}", final=True)
         for config in (
+            "balance_ppo",
             "balance_sac",
             "balance_ppo_robust",
             "reach_ppo",
@@ -1213,6 +1223,7 @@ TIME_TO_SOLVE = (
             "swingup_pendubot_ppo",
         )
     ),
+    _solve_times("track_ppo", "track_ppo_lost", final=True),
     _solve_times("realaigym_pendubot_sac", "rag_pendubot_sbx", final=False),
     _solve_times("realaigym_acrobot_sac", "rag_acrobot_sbx", final=False),
 )
@@ -1319,6 +1330,7 @@ the episode; see [Environments: track](../environments/track.md)).
     seeds=(
         ("track/seeds", "PPO and SAC"),
         ("track/seeds_fast", "Trained on faster paths: SAC on SBX (shipped), and PPO"),
+        ("track/seeds_lost", "PPO whose training episodes end when it loses the path (shipped)"),
     ),
     comparisons=(
         Comparison(
@@ -1361,7 +1373,7 @@ def index_page() -> str:
         ("balance", "full", "balance", ("balance/seeds",)),
         ("swing-up", "full", "swingup", ("swingup/seeds",)),
         ("swing-up", "pendubot", "swingup_pendubot", ("swingup_pendubot/seeds",)),
-        ("track", "full", "track", ("track/seeds", "track/seeds_fast")),
+        ("track", "full", "track", ("track/seeds", "track/seeds_fast", "track/seeds_lost")),
     )
     rows = []
     for task, arm, folder, seeds in lines:
