@@ -1221,6 +1221,7 @@ TIME_TO_SOLVE = (
             "reach_ppo",
             "reach_sac",
             "reach_ppo_robust",
+            "reach_sac_robust",
             "swingup_ppo",
             "swingup_pendubot_ppo",
         )
