@@ -1220,6 +1220,7 @@ TIME_TO_SOLVE = (
             "balance_sac_robust",
             "reach_ppo",
             "reach_sac",
+            "reach_sac_tuned",
             "reach_ppo_robust",
             "reach_sac_robust",
             "swingup_ppo",
