@@ -561,8 +561,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(table)
     print(f"total wall time {total:.0f} s")
     shown = ("model.zip", "config.yaml", "tb", "eval", "checkpoints", "best")
-    held = [n + ("/" if (result.run_dir / n).is_dir() else "") for n in shown]
-    held = [n for n, name in zip(held, shown, strict=True) if (result.run_dir / name).exists()]
+    held = [n + ("/" if p.is_dir() else "") for n in shown if (p := result.run_dir / n).exists()]
     print(f"run folder:  {result.run_dir}/ ({', '.join(held)})")
     print(
         f"comparison:  {out}/ (table.md, field_metrics.md, learning_curves.png, distributions.png, trajectory.png)"

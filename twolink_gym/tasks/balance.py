@@ -12,6 +12,7 @@ from twolink_gym._jit import kernel, python_source
 from twolink_gym.kinematics import forward_kinematics
 from twolink_gym.params import ArmParams
 from twolink_gym.tasks.base import (
+    UPRIGHT,
     Array,
     Outcome,
     RenderItem,
@@ -199,9 +200,7 @@ class BalanceTask(Task):
 
     def sample_initial_state(self, rng: np.random.Generator, params: ArmParams) -> Array:
         """Upright, uniformly perturbed."""
-        return perturbed_state(
-            rng, (math.pi / 2, 0.0, 0.0, 0.0), self.init_angle_noise, self.init_speed_noise
-        )
+        return perturbed_state(rng, UPRIGHT, self.init_angle_noise, self.init_speed_noise)
 
     def sample_goal(self, rng: np.random.Generator, params: ArmParams) -> Array:
         """Balance has no goal to draw."""

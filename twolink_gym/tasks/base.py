@@ -42,12 +42,14 @@ from twolink_gym.params import ArmParams
 __all__ = [
     "DEFAULT_MAX_TORQUE",
     "DISTANCE",
+    "HANGING",
     "OUT_SIZE",
     "REWARD",
     "SUCCESS",
     "TERMINATED",
     "TIP_X",
     "TIP_Y",
+    "UPRIGHT",
     "Arm",
     "Dots",
     "Evaluation",
@@ -96,6 +98,12 @@ def goal_batch(value: Any, key: str, size: int, n: int) -> Array:
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"options[{key!r}] must be finite, got {arr.tolist()}")
     return arr.copy()
+
+
+#: The hanging equilibrium ``[q1, q2, dq1, dq2]`` (reach and swing-up start near it).
+HANGING = (-math.pi / 2, 0.0, 0.0, 0.0)
+#: Both links up, at rest ``[q1, q2, dq1, dq2]`` (balance and swing-up's catch starts).
+UPRIGHT = (math.pi / 2, 0.0, 0.0, 0.0)
 
 
 def perturbed_state(

@@ -13,6 +13,7 @@ from twolink_gym._jit import kernel
 from twolink_gym.kernel import from_vector
 from twolink_gym.params import ArmParams
 from twolink_gym.tasks.base import (
+    HANGING,
     Array,
     Outcome,
     RenderItem,
@@ -187,9 +188,7 @@ class ReachTask(Task):
     # -- episodes --------------------------------------------------------
     def sample_initial_state(self, rng: np.random.Generator, params: ArmParams) -> Array:
         """Near hanging down, uniformly perturbed."""
-        return perturbed_state(
-            rng, (-math.pi / 2, 0.0, 0.0, 0.0), self.init_angle_noise, self.init_speed_noise
-        )
+        return perturbed_state(rng, HANGING, self.init_angle_noise, self.init_speed_noise)
 
     def target_radii(self, params: ArmParams) -> tuple[float, float]:
         """The range ``(r_min, r_max)`` [m] of target distances from the base."""

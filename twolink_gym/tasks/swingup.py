@@ -14,6 +14,8 @@ from twolink_gym.params import ArmParams
 from twolink_gym.tasks.balance import upright_items, upright_terms
 from twolink_gym.tasks.base import (
     DEFAULT_MAX_TORQUE,
+    HANGING,
+    UPRIGHT,
     Array,
     Outcome,
     RenderItem,
@@ -32,10 +34,6 @@ __all__ = [
     "swingup_kernel",
 ]
 
-#: The hanging equilibrium ``[q1, q2, dq1, dq2]`` the episodes start near.
-HANGING = (-math.pi / 2, 0.0, 0.0, 0.0)
-#: Both links up, at rest ``[q1, q2, dq1, dq2]`` (the catch starts' centre).
-UPRIGHT = (math.pi / 2, 0.0, 0.0, 0.0)
 #: The swing-up task's default torque limits [N·m] for the full arm (see :class:`SwingupTask`).
 SWINGUP_MAX_TORQUE = (8.0, 4.0)
 #: Its default limits [N·m] for the acrobot and the pendubot: the arm's ordinary
