@@ -1224,6 +1224,7 @@ TIME_TO_SOLVE = (
             "reach_ppo_robust",
             "reach_sac_robust",
             "swingup_ppo",
+            "swingup_sac_sbx",
             "swingup_pendubot_ppo",
         )
     ),
