@@ -1225,6 +1225,7 @@ TIME_TO_SOLVE = (
             "reach_sac_robust",
             "swingup_ppo",
             "swingup_sac_sbx",
+            "swingup_pendubot_sac",
             "swingup_pendubot_ppo",
         )
     ),
