@@ -1227,6 +1227,7 @@ TIME_TO_SOLVE = (
             "swingup_sac_sbx",
             "swingup_pendubot_sac",
             "swingup_pendubot_ppo",
+            "swingup_acrobot_ppo",
         )
     ),
     _solve_times("track_ppo", "track_ppo_lost", final=True),
