@@ -1223,6 +1223,7 @@ TIME_TO_SOLVE = (
             "reach_sac_tuned",
             "reach_ppo_robust",
             "reach_sac_robust",
+            "reach_ppo_angles",
             "swingup_ppo",
             "swingup_sac_sbx",
             "swingup_pendubot_sac",
