@@ -1221,6 +1221,7 @@ TIME_TO_SOLVE = (
             "reach_ppo",
             "reach_sac",
             "reach_sac_tuned",
+            "reach_sac_sbx",
             "reach_ppo_robust",
             "reach_sac_robust",
             "reach_ppo_angles",
