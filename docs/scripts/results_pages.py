@@ -1228,6 +1228,7 @@ TIME_TO_SOLVE = (
             "swingup_ppo",
             "swingup_sac_sbx",
             "swingup_pendubot_sac",
+            "swingup_pendubot_sac_sbx",
             "swingup_pendubot_ppo",
             "swingup_acrobot_ppo",
         )
