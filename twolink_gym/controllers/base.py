@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-import math
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
 
@@ -24,14 +23,15 @@ from twolink_gym.kinematics import inverse_kinematics, wrap_angle
 from twolink_gym.params import ArmParams
 from twolink_gym.simulation import Simulation
 from twolink_gym.tasks import Task, make_task
+from twolink_gym.tasks.base import UPRIGHT as UPRIGHT_STATE
 
 __all__ = ["UPRIGHT", "Controller", "gain_vector", "nearest_ik", "simulation_of"]
 
 Array = NDArray[np.float64]
 ControllerT = TypeVar("ControllerT", bound="Controller")
 
-#: The upright equilibrium ``[q1, q2, dq1, dq2]`` that the balance task holds.
-UPRIGHT = np.array([math.pi / 2, 0.0, 0.0, 0.0])
+#: The upright equilibrium ``[q1, q2, dq1, dq2]`` that the balance task holds, as an array.
+UPRIGHT = np.array(UPRIGHT_STATE)
 
 
 def simulation_of(env: Any) -> Simulation:
