@@ -169,6 +169,65 @@ def test_exploring_and_catch_fractions_cannot_exceed_one():
         make_task("swingup", {"explore_fraction": 0.6, "catch_fraction": 0.5})
 
 
+def _tilts_from_observation(obs: np.ndarray) -> tuple[float, float]:
+    """Both links' tilts from the upward vertical [rad], from ``[cos q1, sin q1, cos q2, sin q2, ...]``."""
+    q1 = math.atan2(obs[1], obs[0])
+    q12 = q1 + math.atan2(obs[3], obs[2])
+    wrap = lambda a: (a - math.pi / 2 + math.pi) % (2 * math.pi) - math.pi  # noqa: E731
+    return wrap(q1), wrap(q12)
+
+
+@pytest.mark.parametrize("vector", [False, True])
+def test_fall_angle_ends_the_episode_when_a_caught_arm_falls(vector):
+    """Started upright and still (caught), an unactuated arm falls; the step past fall_angle ends it."""
+    fall = 0.8
+    options = {"fall_angle": fall, "catch_fraction": 1.0, "catch_angle": 0.02, "catch_speed": 0.02}
+    if vector:
+        env = TwoLinkVectorEnv(2, task="swingup", actuation="pendubot", task_options=options)
+        obs, _ = env.reset(seed=5)
+        obs = obs[0]
+    else:
+        env = gym.make("TwoLinkPendubotSwingup-v0", task_options=options)
+        obs, _ = env.reset(seed=5)
+    assert max(map(abs, _tilts_from_observation(obs))) < 0.05  # in the success band: caught
+    tilts = []
+    for _ in range(2000):
+        action = np.zeros((2, 1)) if vector else np.zeros(1)
+        obs, _, terminated, truncated, _ = env.step(action)
+        if vector:
+            # the vector env reports the finished episode's last observation before its autoreset
+            obs, terminated, truncated = obs[0], terminated[0], truncated[0]
+        tilt = max(map(abs, _tilts_from_observation(obs)))
+        if terminated or truncated:
+            break
+        tilts.append(tilt)
+    assert terminated and not truncated
+    assert tilt > fall and max(tilts) <= fall
+    # 0 (the default) never ends an episode: the same start falls and runs to truncation
+    plain = gym.make("TwoLinkPendubotSwingup-v0", task_options={**options, "fall_angle": 0.0})
+    plain.reset(seed=5)
+    for _ in range(2000):
+        _, _, terminated, truncated, _ = plain.step(np.zeros(1))
+        assert not terminated
+        if truncated:
+            break
+    assert truncated
+
+
+def test_fall_angle_spares_an_arm_never_caught():
+    """From hanging the arm is far past fall_angle from the start, but never caught: no end."""
+    env = gym.make("TwoLinkPendubotSwingup-v0", task_options={"fall_angle": 0.3})
+    env.reset(seed=2)
+    steps = 0
+    while True:
+        _, _, terminated, truncated, _ = env.step(np.array([0.3]))
+        steps += 1
+        assert not terminated
+        if truncated:
+            break
+    assert steps == env.spec.max_episode_steps
+
+
 @pytest.mark.parametrize(
     "option, value, rule",
     [
@@ -176,6 +235,7 @@ def test_exploring_and_catch_fractions_cannot_exceed_one():
         ("explore_speed", -1.0, r"must be >= 0"),
         ("catch_fraction", 1.5, r"must lie in \[0, 1\]"),
         ("catch_angle", -0.1, r"must be >= 0"),
+        ("fall_angle", -1.0, r"must be >= 0"),
         ("success_angle", 0.0, r"must be > 0"),
         ("height_weight", 1.5, r"must lie in \[0, 1\]"),
         ("init_speed_noise", -1.0, r"must be >= 0"),

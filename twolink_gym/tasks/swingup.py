@@ -29,6 +29,7 @@ __all__ = [
     "HANGING",
     "SWINGUP_MAX_TORQUE",
     "SWINGUP_UNDERACTUATED_MAX_TORQUE",
+    "SwingupMemory",
     "SwingupTask",
     "SwingupTerms",
     "swingup_kernel",
@@ -51,15 +52,24 @@ class SwingupTerms(NamedTuple):
     reward_ctrl: float
 
 
+class SwingupMemory(NamedTuple):
+    """What a swing-up episode remembers (zero at its start)."""
+
+    caught: float  # 1 once the arm has been in the success band (upright and still), else 0
+
+
 @task_kernel
 def swingup_kernel(
-    arm: Any, options: Any, x: Any, goal: Array, memory: Any, extras: Array
-) -> tuple[Outcome, SwingupTerms, Any]:
+    arm: Any, options: Any, x: Any, goal: Array, memory: SwingupMemory, extras: Array
+) -> tuple[Outcome, SwingupTerms, SwingupMemory]:
     """The swing-up task's step: the bounded reward, its factors and success (a task kernel).
 
-    Never terminates: a swing-up passes through every pose.
+    Terminates only with ``fall_angle > 0``: when the arm, once caught (in the
+    success band), falls more than ``fall_angle`` from the vertical.
     """
     upright, still, dist, success = upright_terms(x, options)
+    caught = 1.0 if success else memory.caught
+    fell = options.fall_angle > 0.0 and caught > 0.0 and dist > options.fall_angle
     # cos(tilt) = sin(absolute angle); (1 + sin)/2 is 1 upright, 1/2 level, 0 hanging;
     # the geometric mean of the two links' heights (quadratic, not quartic, near hanging)
     height = 0.5 * math.sqrt((1.0 + x.s1) * (1.0 + x.s12))
@@ -69,7 +79,7 @@ def swingup_kernel(
         reward_height=height, reward_upright=upright, reward_still=still, reward_ctrl=ctrl
     )
     reward = ctrl * (w * height + (1.0 - w) * upright * still)
-    return Outcome(reward, False, success, dist), terms, memory
+    return Outcome(reward, fell, success, dist), terms, SwingupMemory(caught=caught)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,6 +93,8 @@ class SwingupTask(Task):
     both links lie within ``success_angle`` of the vertical and both joint
     speeds are below ``success_speed``. The time of the first arrival in that
     band is a metric of the evaluation (``swingup_time``), not part of success.
+    With ``fall_angle`` set (for training), an episode ends when the arm, once
+    caught, falls out of the upright again.
 
     The reward is bounded in ``[0, 1]``::
 
@@ -151,6 +163,13 @@ class SwingupTask(Task):
         within ``±catch_speed``. 0 (the default) draws none.
     catch_angle, catch_speed : float
         Half-widths of the catch starts' perturbation of upright [rad], [rad/s].
+    fall_angle : float
+        If positive, the episode terminates when either link tilts more than
+        this from the vertical [rad] after the arm has been caught (been in
+        the success band, upright and still, at some step of the episode): the
+        balance task's fall, for training an agent to hold what it caught
+        (a fall then costs the rest of the episode's reward). 0 (the
+        default) never terminates.
     """
 
     name: ClassVar[str] = "swingup"
@@ -165,6 +184,7 @@ class SwingupTask(Task):
     goal_size: ClassVar[int] = 0
     extras_size: ClassVar[int] = 0
     Terms: ClassVar[type] = SwingupTerms
+    Memory: ClassVar[type] = SwingupMemory
     episode_option_names: ClassVar[tuple[str, ...]] = (
         *Task.episode_option_names,
         "explore_fraction",
@@ -189,6 +209,7 @@ class SwingupTask(Task):
     catch_fraction: float = 0.0
     catch_angle: float = 0.3
     catch_speed: float = 1.0
+    fall_angle: float = 0.0
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -199,7 +220,14 @@ class SwingupTask(Task):
             1.0,
         )
         self.check_in_range(
-            ("init_angle_noise", "init_speed_noise", "explore_speed", "catch_angle", "catch_speed"),
+            (
+                "init_angle_noise",
+                "init_speed_noise",
+                "explore_speed",
+                "catch_angle",
+                "catch_speed",
+                "fall_angle",
+            ),
             0.0,
         )
         if self.explore_fraction + self.catch_fraction > 1.0:
@@ -236,5 +264,5 @@ class SwingupTask(Task):
     def render_items(
         self, params: ArmParams, state: Array, goal: Array, time: float
     ) -> list[RenderItem]:
-        """The success band and the upright line (swing-up has no fall to mark)."""
-        return upright_items(params, state, self.success_angle)
+        """The success band, the upright line and the allowed tilts if ``fall_angle`` is set."""
+        return upright_items(params, state, self.success_angle, self.fall_angle or None)
