@@ -190,3 +190,33 @@ def test_bad_input_is_named_and_writes_nothing(
     assert "--study names a sweep in a study storage: give --storage URL too" in (
         capsys.readouterr().err
     )
+
+
+_POP = """
+import sys
+import optuna
+from twolink_gym.training.tune import open_storage
+
+optuna.logging.set_verbosity(optuna.logging.ERROR)
+study = optuna.load_study(study_name="pop", storage=open_storage(sys.argv[1], heartbeat=False))
+print(" ".join(str(study.ask().number) for _ in range(int(sys.argv[2]))))
+"""
+
+
+def test_two_processes_never_take_the_same_waiting_trial_from_sqlite(tmp_path: Path) -> None:
+    """Each waiting trial goes to one process (SQLite's driver alone hands some to both)."""
+    url = f"sqlite:///{tmp_path / 'pop.db'}"
+    study = optuna.create_study(study_name="pop", storage=url)
+    for i in range(120):
+        study.enqueue_trial({"x": i})
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _POP, url, "60"], stdout=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    taken = [set(map(int, p.communicate(timeout=300)[0].split())) for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert len(taken[0]) == len(taken[1]) == 60  # each got 60 distinct trials
+    assert taken[0].isdisjoint(taken[1]) and taken[0] | taken[1] == set(range(120))
+    # every trial is running once, as Optuna's API reads it on a fresh connection
+    trials = optuna.load_study(study_name="pop", storage=url).get_trials(deepcopy=False)
+    assert [t.state for t in trials] == [TrialState.RUNNING] * 120

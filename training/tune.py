@@ -42,6 +42,7 @@ from optuna.trial import FrozenTrial, TrialState
 from stable_baselines3.common.callbacks import BaseCallback
 from twolink_gym.training.config import RunConfig, config_from_dict
 from twolink_gym.training.interrupts import interrupt_requested
+from twolink_gym.training.sqlite_transactions import lock_transactions
 from twolink_gym.training.tune_space import SearchSpace, apply_values, parse_space
 from twolink_gym.training.workers import run_workers
 
@@ -104,7 +105,11 @@ def open_storage(url: str, *, heartbeat: bool = True) -> optuna.storages.RDBStor
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-                    return optuna.storages.RDBStorage(url, **kwargs)
+                    storage = optuna.storages.RDBStorage(url, **kwargs)
+                if url.startswith("sqlite"):
+                    # else two processes can take the same waiting trial
+                    lock_transactions(storage)
+                return storage
             except (
                 sqlalchemy.exc.IntegrityError,
                 sqlalchemy.exc.OperationalError,
