@@ -55,7 +55,7 @@ class SwingupTerms(NamedTuple):
 class SwingupMemory(NamedTuple):
     """What a swing-up episode remembers (zero at its start)."""
 
-    caught: float  # 1 once the arm has been in the success band (upright and still), else 0
+    caught: float  # 1 once both links have been within fall_angle of the vertical, else 0
 
 
 @task_kernel
@@ -64,12 +64,13 @@ def swingup_kernel(
 ) -> tuple[Outcome, SwingupTerms, SwingupMemory]:
     """The swing-up task's step: the bounded reward, its factors and success (a task kernel).
 
-    Terminates only with ``fall_angle > 0``: when the arm, once caught (in the
-    success band), falls more than ``fall_angle`` from the vertical.
+    Terminates only with ``fall_angle > 0``: when a link tilts more than
+    ``fall_angle`` from the vertical after both were within it at an earlier step.
     """
     upright, still, dist, success = upright_terms(x, options)
-    caught = 1.0 if success else memory.caught
-    fell = options.fall_angle > 0.0 and caught > 0.0 and dist > options.fall_angle
+    inside = dist <= options.fall_angle
+    fell = options.fall_angle > 0.0 and memory.caught > 0.0 and not inside
+    caught = 1.0 if inside else memory.caught
     # cos(tilt) = sin(absolute angle); (1 + sin)/2 is 1 upright, 1/2 level, 0 hanging;
     # the geometric mean of the two links' heights (quadratic, not quartic, near hanging)
     height = 0.5 * math.sqrt((1.0 + x.s1) * (1.0 + x.s12))
@@ -94,7 +95,7 @@ class SwingupTask(Task):
     speeds are below ``success_speed``. The time of the first arrival in that
     band is a metric of the evaluation (``swingup_time``), not part of success.
     With ``fall_angle`` set (for training), an episode ends when the arm, once
-    caught, falls out of the upright again.
+    up (both links within ``fall_angle`` of the vertical), falls out of it again.
 
     The reward is bounded in ``[0, 1]``::
 
@@ -165,11 +166,11 @@ class SwingupTask(Task):
         Half-widths of the catch starts' perturbation of upright [rad], [rad/s].
     fall_angle : float
         If positive, the episode terminates when either link tilts more than
-        this from the vertical [rad] after the arm has been caught (been in
-        the success band, upright and still, at some step of the episode): the
-        balance task's fall, for training an agent to hold what it caught
-        (a fall then costs the rest of the episode's reward). 0 (the
-        default) never terminates.
+        this from the vertical [rad] after both links were within it at an
+        earlier step (a swing-up that reached the top, or a catch start): the
+        balance task's fall, for training an agent to hold the arm once up (a
+        fall then costs the rest of the episode's reward). 0 (the default)
+        never terminates.
     """
 
     name: ClassVar[str] = "swingup"
