@@ -214,32 +214,18 @@ def test_fall_angle_ends_the_episode_when_a_caught_arm_falls(vector):
     assert truncated
 
 
-def test_fall_angle_spares_episodes_that_start_outside_it():
-    """An arm swung through the cone from outside it, falling out again, runs on; hanging too."""
-    fall = 0.8
-    env = gym.make("TwoLinkPendubotSwingup-v0", task_options={"fall_angle": fall})
-    # link 1 tilted 1 rad from upright (outside the cone), thrown toward it at 3 rad/s
-    start = np.array([math.pi / 2 - 1.0, 0.0, 3.0, 0.0])
-    obs, _ = env.reset(seed=0, options={"state": start})
-    tilts = [max(map(abs, _tilts_from_observation(obs)))]
+def test_fall_angle_spares_an_arm_never_caught():
+    """From hanging the arm is far past fall_angle from the start, and never within it: no end."""
+    env = gym.make("TwoLinkPendubotSwingup-v0", task_options={"fall_angle": 0.3})
+    env.reset(seed=2)
     steps = 0
     while True:
-        obs, _, terminated, truncated, _ = env.step(np.zeros(1))
-        tilts.append(max(map(abs, _tilts_from_observation(obs))))
+        _, _, terminated, truncated, _ = env.step(np.array([0.3]))
         steps += 1
         assert not terminated
         if truncated:
             break
     assert steps == env.spec.max_episode_steps
-    # the arm did pass through the cone and leave it again (from the observations)
-    first_in = next(k for k, t in enumerate(tilts) if t <= fall)
-    assert tilts[0] > fall and max(tilts[first_in:]) > fall
-    # from hanging, swinging under a constant torque: never ends either
-    env.reset(seed=2)
-    for _ in range(env.spec.max_episode_steps):
-        _, _, terminated, truncated, _ = env.step(np.array([0.3]))
-        assert not terminated
-    assert truncated
 
 
 @pytest.mark.parametrize(

@@ -55,7 +55,7 @@ class SwingupTerms(NamedTuple):
 class SwingupMemory(NamedTuple):
     """What a swing-up episode remembers (zero at its start)."""
 
-    started_up: float  # 1 if both links started within fall_angle of the vertical, else 0
+    caught: float  # 1 once both links have been within fall_angle of the vertical, else 0
 
 
 @task_kernel
@@ -64,14 +64,13 @@ def swingup_kernel(
 ) -> tuple[Outcome, SwingupTerms, SwingupMemory]:
     """The swing-up task's step: the bounded reward, its factors and success (a task kernel).
 
-    Terminates only with ``fall_angle > 0``, and only an episode that started
-    with both links within ``fall_angle`` of the vertical: when a link tilts
-    past it. The reset's evaluation (``x.t == 0``) records the start.
+    Terminates only with ``fall_angle > 0``: when a link tilts more than
+    ``fall_angle`` from the vertical after both were within it at an earlier step.
     """
     upright, still, dist, success = upright_terms(x, options)
     inside = dist <= options.fall_angle
-    started_up = (1.0 if inside else 0.0) if x.t == 0.0 else memory.started_up
-    fell = options.fall_angle > 0.0 and started_up > 0.0 and not inside
+    fell = options.fall_angle > 0.0 and memory.caught > 0.0 and not inside
+    caught = 1.0 if inside else memory.caught
     # cos(tilt) = sin(absolute angle); (1 + sin)/2 is 1 upright, 1/2 level, 0 hanging;
     # the geometric mean of the two links' heights (quadratic, not quartic, near hanging)
     height = 0.5 * math.sqrt((1.0 + x.s1) * (1.0 + x.s12))
@@ -81,7 +80,7 @@ def swingup_kernel(
         reward_height=height, reward_upright=upright, reward_still=still, reward_ctrl=ctrl
     )
     reward = ctrl * (w * height + (1.0 - w) * upright * still)
-    return Outcome(reward, fell, success, dist), terms, SwingupMemory(started_up=started_up)
+    return Outcome(reward, fell, success, dist), terms, SwingupMemory(caught=caught)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,9 +94,8 @@ class SwingupTask(Task):
     both links lie within ``success_angle`` of the vertical and both joint
     speeds are below ``success_speed``. The time of the first arrival in that
     band is a metric of the evaluation (``swingup_time``), not part of success.
-    With ``fall_angle`` set (for training), an episode that starts near upright
-    (both links within ``fall_angle`` of the vertical) ends when the arm falls
-    out of that cone, as a balance episode does.
+    With ``fall_angle`` set (for training), an episode ends when the arm, once
+    up (both links within ``fall_angle`` of the vertical), falls out of it again.
 
     The reward is bounded in ``[0, 1]``::
 
@@ -167,13 +165,12 @@ class SwingupTask(Task):
     catch_angle, catch_speed : float
         Half-widths of the catch starts' perturbation of upright [rad], [rad/s].
     fall_angle : float
-        If positive, an episode that starts with both links within this tilt
-        from the vertical [rad] (a catch start) terminates when either link
-        tilts past it: the balance task's fall, so that letting a caught arm
-        fall costs the rest of the episode's reward. Episodes that start
-        elsewhere never terminate (ending a swing-up that overshoots the top
-        would teach an agent to stay away from it). 0 (the default) never
-        terminates.
+        If positive, the episode terminates when either link tilts more than
+        this from the vertical [rad] after both links were within it at an
+        earlier step (a swing-up that reached the top, or a catch start): the
+        balance task's fall, for training an agent to hold the arm once up (a
+        fall then costs the rest of the episode's reward). 0 (the default)
+        never terminates.
     """
 
     name: ClassVar[str] = "swingup"
