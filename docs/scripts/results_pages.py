@@ -1058,6 +1058,19 @@ REALAIGYM_GROUPS = (
         ),
     ),
     BoardGroup(
+        "realaigym/pendubot_ppo",
+        "Pendubot, PPO, `configs/realaigym_pendubot_ppo.yaml`",
+        "pendubot",
+        _board_commands(
+            "realaigym/pendubot_ppo",
+            "pendubot",
+            "realaigym_pendubot_ppo",
+            "rag_pendubot_ppo",
+            "0 1 2",
+            None,
+        ),
+    ),
+    BoardGroup(
         "realaigym/acrobot_sac",
         "Acrobot, SAC (SBX), `configs/realaigym_acrobot_sac.yaml`",
         "acrobot",
@@ -1235,6 +1248,7 @@ TIME_TO_SOLVE = (
     ),
     _solve_times("track_ppo", "track_ppo_lost", final=True),
     _solve_times("realaigym_pendubot_sac", "rag_pendubot_sbx", final=False),
+    _solve_times("realaigym_pendubot_ppo", "rag_pendubot_ppo", final=False),
     _solve_times("realaigym_acrobot_sac", "rag_acrobot_sbx", final=False),
 )
 
