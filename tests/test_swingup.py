@@ -214,7 +214,27 @@ def test_fall_angle_ends_the_episode_when_a_caught_arm_falls(vector):
     assert truncated
 
 
-def test_fall_angle_spares_an_arm_never_caught():
+def test_fall_angle_ends_a_swing_through_the_cone_when_it_leaves_it():
+    """Thrown through the cone from outside it, the arm's episode ends on the step it leaves it."""
+    fall = 0.8
+    env = gym.make("TwoLinkPendubotSwingup-v0", task_options={"fall_angle": fall})
+    # link 1 tilted 1 rad from upright (outside the cone), thrown toward it at 3 rad/s
+    start = np.array([math.pi / 2 - 1.0, 0.0, 3.0, 0.0])
+    obs, _ = env.reset(seed=0, options={"state": start})
+    tilts = [max(map(abs, _tilts_from_observation(obs)))]
+    for _ in range(env.spec.max_episode_steps):
+        obs, _, terminated, truncated, _ = env.step(np.zeros(1))
+        tilts.append(max(map(abs, _tilts_from_observation(obs))))
+        if terminated or truncated:
+            break
+    assert terminated
+    # from the observations: it started outside, entered, and ended on its first step out
+    first_in = next(k for k, t in enumerate(tilts) if t <= fall)
+    assert tilts[0] > fall and first_in > 0
+    assert tilts[-1] > fall and max(tilts[first_in:-1]) <= fall
+
+
+def test_fall_angle_spares_an_arm_never_up():
     """From hanging the arm is far past fall_angle from the start, and never within it: no end."""
     env = gym.make("TwoLinkPendubotSwingup-v0", task_options={"fall_angle": 0.3})
     env.reset(seed=2)

@@ -55,7 +55,7 @@ class SwingupTerms(NamedTuple):
 class SwingupMemory(NamedTuple):
     """What a swing-up episode remembers (zero at its start)."""
 
-    caught: float  # 1 once both links have been within fall_angle of the vertical, else 0
+    was_up: float  # 1 once both links have been within fall_angle of the vertical, else 0
 
 
 @task_kernel
@@ -69,8 +69,8 @@ def swingup_kernel(
     """
     upright, still, dist, success = upright_terms(x, options)
     inside = dist <= options.fall_angle
-    fell = options.fall_angle > 0.0 and memory.caught > 0.0 and not inside
-    caught = 1.0 if inside else memory.caught
+    fell = options.fall_angle > 0.0 and memory.was_up > 0.0 and not inside
+    was_up = 1.0 if inside else memory.was_up
     # cos(tilt) = sin(absolute angle); (1 + sin)/2 is 1 upright, 1/2 level, 0 hanging;
     # the geometric mean of the two links' heights (quadratic, not quartic, near hanging)
     height = 0.5 * math.sqrt((1.0 + x.s1) * (1.0 + x.s12))
@@ -80,7 +80,7 @@ def swingup_kernel(
         reward_height=height, reward_upright=upright, reward_still=still, reward_ctrl=ctrl
     )
     reward = ctrl * (w * height + (1.0 - w) * upright * still)
-    return Outcome(reward, fell, success, dist), terms, SwingupMemory(caught=caught)
+    return Outcome(reward, fell, success, dist), terms, SwingupMemory(was_up=was_up)
 
 
 @dataclasses.dataclass(frozen=True)
