@@ -1,13 +1,13 @@
 """Deferred interrupts of a study's worker: SIGINT acts at once only inside training.
 
-The signals are real (``os.kill`` on this process); what is checked is where
+The signals are real (sent to this process's main thread); what is checked is where
 ``KeyboardInterrupt`` is raised and that the handlers in place before come back.
 """
 
 from __future__ import annotations
 
-import os
 import signal
+import threading
 
 import pytest
 from twolink_gym.training.interrupts import (
@@ -17,16 +17,32 @@ from twolink_gym.training.interrupts import (
 )
 
 
+def _signal(signum: int) -> None:
+    """Send ``signum`` to the main thread, so that its Python handler runs before this returns.
+
+    ``os.kill`` on the process lets the kernel deliver the signal to any thread
+    (numba's, JAX's and torch's pools run here): the main thread then runs the
+    handler only at a later check, possibly after the block under test has ended.
+    """
+    signal.pthread_kill(threading.main_thread().ident, signum)
+
+
 def _sigint() -> None:
-    os.kill(os.getpid(), signal.SIGINT)
+    _signal(signal.SIGINT)
 
 
 def test_outside_the_gate_sigint_raises_as_python_does() -> None:
-    assert not interrupt_requested()
-    with interruptible():  # does nothing outside deferred_interrupts
-        pass
-    with pytest.raises(KeyboardInterrupt):
-        _sigint()
+    # Python's own SIGINT handler, whatever this process inherited (a background job of
+    # a non-interactive shell starts with SIGINT ignored, and Python then installs none)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        assert not interrupt_requested()
+        with interruptible():  # does nothing outside deferred_interrupts
+            pass
+        with pytest.raises(KeyboardInterrupt):
+            _sigint()
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def test_a_sigint_outside_training_waits_for_the_next_training_block() -> None:
@@ -45,7 +61,7 @@ def test_inside_training_the_signal_raises_at_once(signum: int) -> None:
     with deferred_interrupts(signal.SIGTERM):
         reached = False
         with pytest.raises(KeyboardInterrupt), interruptible():
-            os.kill(os.getpid(), signum)
+            _signal(signum)
             reached = True
         assert not reached
 
