@@ -1071,6 +1071,19 @@ REALAIGYM_GROUPS = (
         ),
     ),
     BoardGroup(
+        "realaigym/acrobot_ppo",
+        "Acrobot, PPO, `configs/realaigym_acrobot_ppo.yaml` (seeds 0 and 1; seed 2 unfinished)",
+        "acrobot",
+        _board_commands(
+            "realaigym/acrobot_ppo",
+            "acrobot",
+            "realaigym_acrobot_ppo",
+            "rag_acrobot_ppo",
+            "0 1",
+            None,
+        ),
+    ),
+    BoardGroup(
         "realaigym/acrobot_sac",
         "Acrobot, SAC (SBX), `configs/realaigym_acrobot_sac.yaml`",
         "acrobot",
