@@ -93,7 +93,8 @@ def open_storage(url: str, *, heartbeat: bool = True) -> optuna.storages.RDBStor
         missing driver, unreachable server, a SQLite file in a missing folder).
     """
     kwargs: dict[str, Any] = {}
-    if url.startswith("sqlite"):
+    sqlite = url.startswith("sqlite")
+    if sqlite:
         # workers writing to one SQLite file wait for each other's locks
         kwargs["engine_kwargs"] = {"connect_args": {"timeout": 120}}
     if heartbeat:
@@ -106,7 +107,7 @@ def open_storage(url: str, *, heartbeat: bool = True) -> optuna.storages.RDBStor
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
                     storage = optuna.storages.RDBStorage(url, **kwargs)
-                if url.startswith("sqlite"):
+                if sqlite:
                     # else two processes can take the same waiting trial
                     lock_transactions(storage)
                 return storage
