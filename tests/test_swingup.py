@@ -246,6 +246,37 @@ def test_fall_angle_spares_an_arm_never_up():
     assert _steps_to_truncation(env, np.array([0.3])) == env.spec.max_episode_steps
 
 
+def test_smooth_weight_scales_the_reward_by_the_step_to_step_action_change():
+    """Same seed, same actions: the reward with smooth_weight w is the plain reward times
+    1 - w·|a_t - a_(t-1)|²/8, with a_(-1) = 0 at each episode's start (an autoreset included)."""
+    w, n, steps = 0.6, 3, 40
+    actions = np.random.default_rng(4).uniform(-1.2, 1.2, (steps, n, 2))  # clipped to [-1, 1]
+    kwargs = {"task": "swingup", "num_envs": n, "max_episode_steps": 15}
+    plain = TwoLinkVectorEnv(**kwargs)
+    smooth = TwoLinkVectorEnv(**kwargs, task_options={"smooth_weight": w})
+    plain.reset(seed=7)
+    smooth.reset(seed=7)
+    previous = np.zeros((n, 2))
+    restarted = np.zeros(n, dtype=bool)  # NextStep autoreset: this step starts a new episode
+    restarts = 0
+    for a in actions:
+        _, r0, _, trunc0, i0 = plain.step(a)
+        _, r1, _, trunc1, i1 = smooth.step(a)
+        np.testing.assert_array_equal(i1["state"], i0["state"])  # the physics is untouched
+        np.testing.assert_array_equal(trunc1, trunc0)
+        sent = np.clip(a, -1.0, 1.0)
+        factor = 1.0 - w * np.sum((sent - previous) ** 2, axis=1) / 8.0
+        live = ~restarted
+        np.testing.assert_allclose(r1[live], r0[live] * factor[live], rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(i1["reward_smooth"][live], factor[live], rtol=1e-12)
+        previous = np.where(restarted[:, None], 0.0, sent)  # a reset step's action is not applied
+        restarts += int(restarted.sum())
+        restarted = trunc0.copy()
+    assert restarts == 2 * n  # two episode ends per copy in 40 steps of 15-step episodes
+    # off by default: the factor is 1 whatever the action
+    assert np.all(i0["reward_smooth"] == 1.0)
+
+
 @pytest.mark.parametrize(
     "option, value, rule",
     [
@@ -256,6 +287,7 @@ def test_fall_angle_spares_an_arm_never_up():
         ("fall_angle", -1.0, r"must be >= 0"),
         ("success_angle", 0.0, r"must be > 0"),
         ("height_weight", 1.5, r"must lie in \[0, 1\]"),
+        ("smooth_weight", -0.1, r"must lie in \[0, 1\]"),
         ("init_speed_noise", -1.0, r"must be >= 0"),
     ],
 )

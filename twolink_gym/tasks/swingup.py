@@ -50,12 +50,15 @@ class SwingupTerms(NamedTuple):
     reward_upright: float
     reward_still: float
     reward_ctrl: float
+    reward_smooth: float
 
 
 class SwingupMemory(NamedTuple):
     """What a swing-up episode remembers (zero at its start)."""
 
     was_up: float  # 1 once both links have been within fall_angle of the vertical, else 0
+    a1: float  # the previous step's normalised action (0 before the first step)
+    a2: float
 
 
 @task_kernel
@@ -75,12 +78,19 @@ def swingup_kernel(
     # the geometric mean of the two links' heights (quadratic, not quartic, near hanging)
     height = 0.5 * math.sqrt((1.0 + x.s1) * (1.0 + x.s12))
     ctrl = control_factor(x.a1, x.a2, options.ctrl_weight)
+    # |Δa|² is at most 8 (2 per joint squared): a quarter of the weight bounds it like ctrl
+    smooth = control_factor(x.a1 - memory.a1, x.a2 - memory.a2, 0.25 * options.smooth_weight)
     w = options.height_weight
     terms = SwingupTerms(
-        reward_height=height, reward_upright=upright, reward_still=still, reward_ctrl=ctrl
+        reward_height=height,
+        reward_upright=upright,
+        reward_still=still,
+        reward_ctrl=ctrl,
+        reward_smooth=smooth,
     )
-    reward = ctrl * (w * height + (1.0 - w) * upright * still)
-    return Outcome(reward, fell, success, dist), terms, SwingupMemory(was_up=was_up)
+    reward = ctrl * smooth * (w * height + (1.0 - w) * upright * still)
+    memory = SwingupMemory(was_up=was_up, a1=x.a1, a2=x.a2)
+    return Outcome(reward, fell, success, dist), terms, memory
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,7 +113,8 @@ class SwingupTask(Task):
         upright = exp(-(tilt1² + tilt2²) / (2 upright_sigma²))
         still   = 1 - speed_weight · (1 - exp(-|dq|² / (2 still_sigma²)))
         ctrl    = 1 - ctrl_weight · |a|² / 2
-        reward  = ctrl · (height_weight · height + (1 - height_weight) · upright · still)
+        smooth  = 1 - smooth_weight · |a - a_prev|² / 8    # a_prev: last step's action (0 at first)
+        reward  = ctrl · smooth · (height_weight · height + (1 - height_weight) · upright · still)
 
     ``height`` is a smooth guide from anywhere: the geometric mean of the two
     links' heights, so that one link up and one down earns nothing, while a
@@ -145,6 +156,12 @@ class SwingupTask(Task):
     height_weight, ctrl_weight, speed_weight : float
         In ``[0, 1]``: the share of the height guide, and the strength of the
         control and speed factors.
+    smooth_weight : float
+        In ``[0, 1]``: the strength of the smoothness factor, which pays
+        ``1 - smooth_weight`` for a full reversal of both torques from one step
+        to the next and 1 for a held torque (for training agents whose torque
+        must change little between decisions, as RealAIGym's score asks; the
+        policy does not observe its previous action). 0 (the default): off.
     init_angle_noise, init_speed_noise : float
         Half-widths of the uniform perturbation of the hanging start [rad], [rad/s].
     explore_fraction : float
@@ -202,6 +219,7 @@ class SwingupTask(Task):
     still_sigma: float = 0.5
     height_weight: float = 0.2
     ctrl_weight: float = 0.1
+    smooth_weight: float = 0.0
     speed_weight: float = 0.5
     init_angle_noise: float = 0.05
     init_speed_noise: float = 0.05
@@ -216,7 +234,14 @@ class SwingupTask(Task):
         super().__post_init__()
         self.check_positive("success_angle", "success_speed", "upright_sigma", "still_sigma")
         self.check_in_range(
-            ("height_weight", "ctrl_weight", "speed_weight", "explore_fraction", "catch_fraction"),
+            (
+                "height_weight",
+                "ctrl_weight",
+                "smooth_weight",
+                "speed_weight",
+                "explore_fraction",
+                "catch_fraction",
+            ),
             0.0,
             1.0,
         )
