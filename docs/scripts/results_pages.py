@@ -1072,14 +1072,14 @@ REALAIGYM_GROUPS = (
     ),
     BoardGroup(
         "realaigym/acrobot_ppo",
-        "Acrobot, PPO, `configs/realaigym_acrobot_ppo.yaml` (seeds 0 and 1; seed 2 unfinished)",
+        "Acrobot, PPO, `configs/realaigym_acrobot_ppo.yaml`",
         "acrobot",
         _board_commands(
             "realaigym/acrobot_ppo",
             "acrobot",
             "realaigym_acrobot_ppo",
             "rag_acrobot_ppo",
-            "0 1",
+            "0 1 2",
             None,
         ),
     ),
@@ -1263,6 +1263,7 @@ TIME_TO_SOLVE = (
     _solve_times("realaigym_pendubot_sac", "rag_pendubot_sbx", final=False),
     _solve_times("realaigym_pendubot_ppo", "rag_pendubot_ppo", final=False),
     _solve_times("realaigym_acrobot_sac", "rag_acrobot_sbx", final=False),
+    _solve_times("realaigym_acrobot_ppo", "rag_acrobot_ppo", final=False),
 )
 
 
