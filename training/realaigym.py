@@ -131,9 +131,10 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def _progress(total: int, label: str) -> Any:
+    """A progress callback ``update(done)`` drawing a bar on a terminal (none when piped)."""
     from tqdm import tqdm
 
-    bar = tqdm(total=total, desc=label, unit="step", leave=False)
+    bar = tqdm(total=total, desc=label, unit="step", leave=False, disable=None)
 
     def update(done: int) -> None:
         bar.update(done - bar.n)
