@@ -1058,6 +1058,20 @@ REALAIGYM_GROUPS = (
         ),
     ),
     BoardGroup(
+        "realaigym/pendubot_sac_smooth",
+        "Pendubot, SAC (SBX) with a gentler training reward, "
+        "`configs/realaigym_pendubot_sac_smooth.yaml`",
+        "pendubot",
+        _board_commands(
+            "realaigym/pendubot_sac_smooth",
+            "pendubot",
+            "realaigym_pendubot_sac_smooth",
+            "rag_pend_smooth",
+            "0 1 2",
+            None,
+        ),
+    ),
+    BoardGroup(
         "realaigym/pendubot_ppo",
         "Pendubot, PPO, `configs/realaigym_pendubot_ppo.yaml`",
         "pendubot",
@@ -1261,6 +1275,7 @@ TIME_TO_SOLVE = (
     ),
     _solve_times("track_ppo", "track_ppo_lost", final=True),
     _solve_times("realaigym_pendubot_sac", "rag_pendubot_sbx", final=False),
+    _solve_times("realaigym_pendubot_sac_smooth", "rag_pend_smooth", final=False),
     _solve_times("realaigym_pendubot_ppo", "rag_pendubot_ppo", final=False),
     _solve_times("realaigym_acrobot_sac", "rag_acrobot_sbx", final=False),
     _solve_times("realaigym_acrobot_ppo", "rag_acrobot_ppo", final=False),
