@@ -122,6 +122,11 @@ class TwoLinkEnv(BoundStepLoop, SimulationProperties, gym.Env[ObsType, NDArray[n
         # valid right after __init__: an episode drawn from an unseeded generator
         self._start(None)
 
+    def _bind_kernel(self) -> None:
+        """Bind the step loop, and keep the command's row (written by :meth:`step`)."""
+        super()._bind_kernel()
+        self._command = self._last_action[0]
+
     # -- properties ------------------------------------------------------
     @property
     def state(self) -> NDArray[np.float64]:
@@ -212,7 +217,7 @@ class TwoLinkEnv(BoundStepLoop, SimulationProperties, gym.Env[ObsType, NDArray[n
         else:
             a1, a2 = self.sim.check_action(action, (2,)).tolist()
         # clipped to [-1, 1] (documented), on floats: cheaper than numpy on 2 numbers
-        last = self._last_action[0]
+        last = self._command
         last[0] = -1.0 if a1 < -1.0 else (1.0 if a1 > 1.0 else a1)
         last[1] = -1.0 if a2 < -1.0 else (1.0 if a2 > 1.0 else a2)
         return self._advance()
@@ -226,8 +231,7 @@ class TwoLinkEnv(BoundStepLoop, SimulationProperties, gym.Env[ObsType, NDArray[n
             model = self.sim.actuator_model
             assert model is not None
             self._last_action[:] = model.apply(self._last_action, self._actuator, [self.np_random])
-        self._loops.step(*self._step_args)
-        self._elapsed[0] += 1
+        self._loops.step(*self._step_args)  # advances _elapsed too
         row = self._buffers.out[0].tolist()
         self._last_reward = reward = row[0]
         if self.render_mode == "human":

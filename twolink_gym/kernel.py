@@ -33,9 +33,10 @@ Array arguments of the loop (``n`` arms; all C-contiguous), in order
     arms         (n, 12) float64  per-copy arm vectors (dynamics.ARM_VECTOR_FIELDS)
     config       (5,)   float64   [max_torque1, max_torque2, max_speed, dt, substeps]
     options      (k,)   float64   the task's options vector (Task.kernel_options)
-    steps        (n,)   int64     control steps taken in each arm's episode so far: the
-                                  task kernel sees the time steps·dt (observe) or
-                                  (steps + 1)·dt (step, the time after it)
+    steps        (n,)   int64     control steps taken in each arm's episode so far;
+                                  step: each count is advanced by one, and the task
+                                  kernel sees the time after the step, steps·dt
+                                  (observe: read only, the time steps·dt)
     state        (n, 4) float64   [q1, q2, dq1, dq2]; step: read, then overwritten
     action       (n, 2) float64   normalised actions, already clipped to [-1, 1]
     goal         (n, g) float64   read only
@@ -368,8 +369,8 @@ def _loop_template(
 ) -> None:
     """Every arm of the batch (see the module notes); copies bind the module's globals.
 
-    Per arm: (step: RK4 and the speed limit,) the task kernel, its outcome and
-    the observation. The arrays are read and written by ``[i, j]``, not
+    Per arm: (step: RK4, the speed limit and the step count,) the task
+    kernel, its outcome and the observation. The arrays are read and written by ``[i, j]``, not
     through row views, and the arm is a named tuple of floats: a row view
     costs two atomic reference-count updates in compiled code, and these
     ran about 25 times per arm. Only the task kernel's ``goal`` and
@@ -393,9 +394,8 @@ def _loop_template(
             state[i, 1] = q2
             state[i, 2] = dq1
             state[i, 3] = dq2
-            t = (steps[i] + 1) * dt
-        else:
-            t = steps[i] * dt
+            steps[i] += 1
+        t = steps[i] * dt
         s1, c1 = sincos(q1)
         s2, c2 = sincos(q2)
         c12 = c1 * c2 - s1 * s2

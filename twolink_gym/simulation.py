@@ -329,14 +329,12 @@ class Simulation:
         steps : ndarray of int64, shape (n,), optional
             Control steps taken in each arm's episode before this one (default
             0): the task sees the time ``(steps + 1)·dt`` after the step.
+            Not modified (the loop advances a copy).
         """
         loops = kernel.step_kernels(self.task)
         run = loops.step_parallel if parallel else loops.step
-        run(
-            *self.loop_arguments(
-                arms, state, goal, action, buffers, _step_counts(steps, state.shape[0])
-            )
-        )
+        counts = np.array(_step_counts(steps, state.shape[0]))  # the loop advances it in place
+        run(*self.loop_arguments(arms, state, goal, action, buffers, counts))
 
     def observe(
         self, state: ArrayLike, goal: ArrayLike, steps: ArrayLike | None = None

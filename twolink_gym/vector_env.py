@@ -342,9 +342,8 @@ class TwoLinkVectorEnv(BoundStepLoop, SimulationProperties, VectorEnv):
             model = self.sim.actuator_model
             assert model is not None
             self._last_action[:] = model.apply(self._last_action, self._actuator, self._rngs, rows)
-        self._step_kernel()
+        self._step_kernel()  # advances _elapsed too
         obs = self._observe(self._buffers.obs, self._rngs, rows)
-        self._elapsed += 1
         # new arrays, never views of the buffers the next step overwrites
         reward, terminated, info = self._outcome_info(self._buffers)
         if self.max_episode_steps is None:
