@@ -1,6 +1,6 @@
 """What the lean step paths promise: fresh arrays, one info layout, one clip, a light import.
 
-The vector env returns rows of a few fresh blocks (reward and distance of the
+The vector env returns rows of a few fresh blocks (reward, distance and time of the
 transposed outcome, terminated and success of one bool block, the reward
 terms of one block) instead of one copy per entry; these tests pin what that
 may not change: nothing returned is overwritten by a later step, an in-place

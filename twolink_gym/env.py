@@ -100,7 +100,6 @@ class TwoLinkEnv(BoundStepLoop, SimulationProperties, gym.Env[ObsType, NDArray[n
         self._plain_obs = self.sim.observation_model is None
         # read on every step: kept as plain attributes
         self._action_size = self.sim.action_size
-        self._dt = self.sim.dt
         self._reported = self.sim.task.reported_columns
         # the task's goal entries of info: the base goal_info's copy of the goal, or its own
         self._plain_goal_info = type(self.sim.task).goal_info is Task.goal_info
@@ -254,13 +253,13 @@ class TwoLinkEnv(BoundStepLoop, SimulationProperties, gym.Env[ObsType, NDArray[n
         """
         if row is None:
             row = self._buffers.out[0].tolist()
-        _, distance, tip_x, tip_y, _, success = row
+        _, distance, tip_x, tip_y, _, success, time = row
         info: dict[str, Any] = {
             "state": self._state[0].copy(),
             "tip": np.array((tip_x, tip_y)),
             "distance": distance,
             "is_success": success != 0.0,
-            "time": int(self._elapsed[0]) * self._dt,
+            "time": time,
         }
         task = self.sim.task
         if task.goal_size:

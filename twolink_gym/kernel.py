@@ -43,7 +43,8 @@ Array arguments of the loop (``n`` arms; all C-contiguous), in order
     memory       (n, m) float64   the task's per-episode memory (Task.Memory), read and
                                   rewritten
     obs          (n, 6 + e) float32   written: [cos q1, sin q1, cos q2, sin q2, dq1, dq2, *extras]
-    out          (n, 6) float64   written: reward, distance, tip x, tip y, terminated, success
+    out          (n, 7) float64   written: reward, distance, tip x, tip y, terminated, success,
+                                  episode time steps·dt [s]
                                   (the column constants of this module)
     terms        (n, t) float64   written: the reward's terms (Task.Terms, in field order)
     extras       (n, e) float64   written: the observation extras in float64
@@ -73,6 +74,7 @@ __all__ = [
     "REWARD",
     "SUCCESS",
     "TERMINATED",
+    "TIME",
     "TIP_X",
     "TIP_Y",
     "Arm",
@@ -97,7 +99,8 @@ TIP_X = 2
 TIP_Y = 3
 TERMINATED = 4
 SUCCESS = 5
-OUT_SIZE = 6
+TIME = 6
+OUT_SIZE = 7
 
 # entries of ``config``
 _TORQUE1 = 0
@@ -415,6 +418,7 @@ def _loop_template(
         out[i, TIP_Y] = tip_y
         out[i, TERMINATED] = 1.0 if outcome.terminated else 0.0
         out[i, SUCCESS] = 1.0 if outcome.success else 0.0
+        out[i, TIME] = t
         obs[i, 0] = c1
         obs[i, 1] = s1
         obs[i, 2] = c2

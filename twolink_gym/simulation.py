@@ -70,9 +70,9 @@ class StepBuffers:
     Attributes
     ----------
     obs : ndarray, shape (n, obs_size), float32
-    out : ndarray, shape (n, 6)
-        Reward, distance, tip x, tip y, terminated (0/1), success (0/1): the
-        column constants of :mod:`twolink_gym.kernel`.
+    out : ndarray, shape (n, 7)
+        Reward, distance, tip x, tip y, terminated (0/1), success (0/1),
+        episode time [s]: the column constants of :mod:`twolink_gym.kernel`.
     terms : ndarray, shape (n, len(task.term_names))
     extras : ndarray, shape (n, task.extras_size)
     memory : ndarray, shape (n, task.memory_size)

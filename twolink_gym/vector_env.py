@@ -19,7 +19,16 @@ from twolink_gym.adapters import BoundStepLoop, check_render_mode, draw, new_ren
 from twolink_gym.codec import check_action
 from twolink_gym.env_config import EnvConfig
 from twolink_gym.imperfections import RANDOMIZABLE
-from twolink_gym.kernel import DISTANCE, REWARD, SUCCESS, TERMINATED, TIP_X, TIP_Y, clip_actions
+from twolink_gym.kernel import (
+    DISTANCE,
+    REWARD,
+    SUCCESS,
+    TERMINATED,
+    TIME,
+    TIP_X,
+    TIP_Y,
+    clip_actions,
+)
 from twolink_gym.params import ArmParams
 from twolink_gym.simulation import (
     DecodedObservation,
@@ -205,8 +214,9 @@ class TwoLinkVectorEnv(BoundStepLoop, SimulationProperties, VectorEnv):
         self._renderers: list[Any] | None = None
         # the info's mask keys, "_" + each key (the same keys every step; built once)
         self._mask_keys: tuple[str, ...] | None = None
+        self._all_true = np.ones((0, n), dtype=bool)  # their block's template, copied per step
         self._plain_goal_info = type(self.sim.task).goal_info is Task.goal_info
-        self._dt = self.sim.dt
+        self._action_shape = (n, self.sim.action_size)  # read on every step
         self._bind_kernel()
 
     # -- accessors -------------------------------------------------------
@@ -386,7 +396,7 @@ class TwoLinkVectorEnv(BoundStepLoop, SimulationProperties, VectorEnv):
         ValueError
             On a wrong shape or a NaN or infinite entry (:func:`~twolink_gym.codec.check_action`).
         """
-        shape = (self.num_envs, self.sim.action_size)
+        shape = self._action_shape
         command = self._last_action
         # the common case, a float32/64 array of the right shape: checked and clipped in
         # one compiled pass, without the general checks' copies
@@ -447,7 +457,7 @@ class TwoLinkVectorEnv(BoundStepLoop, SimulationProperties, VectorEnv):
         """Reward ``(n,)``, terminated ``(n,)`` and info of the kernel's outcome in ``buffers``.
 
         Every returned array is new (the buffers are rewritten by the next
-        step). Reward, distance and success are rows of one fresh ``(6, n)``
+        step). Reward, distance, success and time are rows of one fresh ``(7, n)``
         block (the transposed outcome), so a caller's in-place edit of one
         changes no other returned entry; the other entries are copies of their own.
         """
@@ -459,12 +469,13 @@ class TwoLinkVectorEnv(BoundStepLoop, SimulationProperties, VectorEnv):
             "tip": buffers.out[:, TIP_X : TIP_Y + 1].copy(),
             "distance": cols[DISTANCE],
             "is_success": flags[1],
-            "time": self._elapsed * self._dt,
+            "time": cols[TIME],
         }
         if task.goal_size:
-            # the base goal_info reads no extras; an override gets a copy it may keep
-            extras = buffers.extras if self._plain_goal_info else buffers.extras.copy()
-            info.update(task.goal_info(self._goal, extras))
+            if self._plain_goal_info:  # the base goal_info, without the call
+                info["target"] = self._goal.copy()
+            else:  # an override gets a copy of the extras it may keep
+                info.update(task.goal_info(self._goal, buffers.extras.copy()))
         terms = buffers.terms.T.copy()  # rows of one fresh block
         for name, j in task.reported_columns:
             info[name] = terms[j]
@@ -480,7 +491,8 @@ class TwoLinkVectorEnv(BoundStepLoop, SimulationProperties, VectorEnv):
         mask_keys = self._mask_keys
         if mask_keys is None or len(mask_keys) != len(info):
             mask_keys = self._mask_keys = tuple("_" + key for key in info)
-        info.update(zip(mask_keys, np.ones((len(info), self.num_envs), dtype=bool), strict=True))
+            self._all_true = np.ones((len(info), self.num_envs), dtype=bool)
+        info.update(zip(mask_keys, self._all_true.copy(), strict=True))
         return cols[REWARD], flags[0], info
 
     def _overwrite_info(
