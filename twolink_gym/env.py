@@ -122,9 +122,14 @@ class TwoLinkEnv(BoundStepLoop, SimulationProperties, gym.Env[ObsType, NDArray[n
         self._start(None)
 
     def _bind_kernel(self) -> None:
-        """Bind the step loop, and keep the command's row (written by :meth:`step`)."""
+        """Bind the step loop, and keep the one arm's rows of its arrays (views, read per step)."""
         super()._bind_kernel()
-        self._command = self._last_action[0]
+        self._command = self._last_action[0]  # written by step
+        self._state_row = self._state[0]
+        self._goal_row = self._goal[0]
+        self._obs_row = self._buffers.obs[0]
+        self._out_row = self._buffers.out[0]
+        self._terms_row = self._buffers.terms[0]
 
     # -- properties ------------------------------------------------------
     @property
@@ -231,18 +236,18 @@ class TwoLinkEnv(BoundStepLoop, SimulationProperties, gym.Env[ObsType, NDArray[n
             assert model is not None
             self._last_action[:] = model.apply(self._last_action, self._actuator, [self.np_random])
         self._loops.step(*self._step_args)  # advances _elapsed too
-        row = self._buffers.out[0].tolist()
+        row = self._out_row.tolist()
         self._last_reward = reward = row[0]
         if self.render_mode == "human":
             self.render()
-        obs = self._buffers.obs[0].copy() if self._plain_obs else self._observation()
+        obs = self._obs_row.copy() if self._plain_obs else self._observation()
         return obs, reward, row[4] != 0.0, False, self._info(row)
 
     def _observation(self) -> ObsType:
         """The observation of the current state (a new array), through the observation model."""
         model = self.sim.observation_model
         if model is None:
-            return self._buffers.obs[0].copy()
+            return self._obs_row.copy()
         return model.apply(self._buffers.obs, [self.np_random], *self._obs_bounds)[0]
 
     def _info(self, row: list[float] | None = None) -> dict[str, Any]:
@@ -252,10 +257,10 @@ class TwoLinkEnv(BoundStepLoop, SimulationProperties, gym.Env[ObsType, NDArray[n
         :mod:`twolink_gym.adapters`). Every array in it is new.
         """
         if row is None:
-            row = self._buffers.out[0].tolist()
+            row = self._out_row.tolist()
         _, distance, tip_x, tip_y, _, success, time = row
         info: dict[str, Any] = {
-            "state": self._state[0].copy(),
+            "state": self._state_row.copy(),
             "tip": np.array((tip_x, tip_y)),
             "distance": distance,
             "is_success": success != 0.0,
@@ -264,11 +269,11 @@ class TwoLinkEnv(BoundStepLoop, SimulationProperties, gym.Env[ObsType, NDArray[n
         task = self.sim.task
         if task.goal_size:
             if self._plain_goal_info:
-                info["target"] = self._goal[0].copy()
+                info["target"] = self._goal_row.copy()
             else:
                 for key, value in task.goal_info(self._goal, self._buffers.extras).items():
                     info[key] = value[0]
-        terms = self._buffers.terms[0].tolist()
+        terms = self._terms_row.tolist()
         for name, j in self._reported:
             info[name] = terms[j]
         if self.sim.randomization is not None:
