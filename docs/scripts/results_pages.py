@@ -133,12 +133,24 @@ twolink sweep configs/track_ppo.yaml --seeds 0-2 --no-train \\
 twolink summarize runs/track_sac_sbx_sweep runs/track_ppo_fast_sweep --out docs/results/track/seeds_fast
 twolink export runs/track_sac_sbx_s0 --out twolink_gym/pretrained/track_sac   # the shipped SAC: seed 0""",
     "track/seeds_lost": """\
+# track_ppo.yaml as it was then: training paths up to 0.5 m/s
 for N in 0 1 2; do
-  twolink train configs/track_ppo.yaml --set train.seed=$N --set train.run_name=track_ppo_lost_s$N
+  twolink train configs/track_ppo.yaml --set train.seed=$N --set train.run_name=track_ppo_lost_s$N \\
+      --set 'env.train_task_options={max_path_speed: 0.5, lost_distance: 0.2}'
 done
 twolink sweep configs/track_ppo.yaml --seeds 0-2 --no-train --set train.run_name=track_ppo_lost
 twolink summarize runs/track_ppo_lost_sweep --out docs/results/track/seeds_lost
-twolink export runs/track_ppo_lost_s0 --out twolink_gym/pretrained/track_ppo   # the shipped PPO: seed 0""",
+twolink export runs/track_ppo_lost_s0 --out twolink_gym/pretrained/track_ppo   # shipped until the next""",
+    "track/seeds_v07": """\
+for N in 0 1 2; do
+  twolink train configs/track_ppo.yaml --set train.seed=$N --set train.run_name=track_ppo_v07_s$N
+done
+twolink sweep configs/track_ppo.yaml --seeds 0-2 --no-train --set train.run_name=track_ppo_v07
+twolink summarize runs/track_ppo_v07_sweep --out docs/results/track/seeds_v07
+# the shipped PPO: the seed best on 400 selection episodes (seeds 16,000,000 + i): seed 2
+twolink evaluate configs/track_ppo.yaml runs/track_ppo_v07_s0 runs/track_ppo_v07_s1 \\
+    runs/track_ppo_v07_s2 --episodes 400 --seed 16000000 --out runs/select_v07
+twolink export runs/track_ppo_v07_s2 --out twolink_gym/pretrained/track_ppo --overwrite""",
     "robustness/nominal": """\
 twolink robustness configs/balance_ppo.yaml auto pretrained:balance_ppo pretrained:balance_sac \\
     pretrained:balance_ppo_robust --out docs/results/robustness/balance --overwrite
@@ -1273,7 +1285,7 @@ TIME_TO_SOLVE = (
             "swingup_acrobot_ppo",
         )
     ),
-    _solve_times("track_ppo", "track_ppo_lost", final=True),
+    _solve_times("track_ppo", "track_ppo_v07", final=True),
     _solve_times("realaigym_pendubot_sac", "rag_pendubot_sbx", final=False),
     _solve_times("realaigym_pendubot_sac_smooth", "rag_pend_smooth", final=False),
     _solve_times("realaigym_pendubot_ppo", "rag_pendubot_ppo", final=False),
@@ -1383,7 +1395,11 @@ the episode; see [Environments: track](../environments/track.md)).
     seeds=(
         ("track/seeds", "PPO and SAC"),
         ("track/seeds_fast", "Trained on faster paths: SAC on SBX (shipped), and PPO"),
-        ("track/seeds_lost", "PPO whose training episodes end when it loses the path (shipped)"),
+        ("track/seeds_lost", "PPO whose training episodes end when it loses the path"),
+        (
+            "track/seeds_v07",
+            "PPO trained on paths up to 0.7 m/s, its episodes ending off the path (shipped)",
+        ),
     ),
     comparisons=(
         Comparison(
@@ -1426,7 +1442,12 @@ def index_page() -> str:
         ("balance", "full", "balance", ("balance/seeds",)),
         ("swing-up", "full", "swingup", ("swingup/seeds",)),
         ("swing-up", "pendubot", "swingup_pendubot", ("swingup_pendubot/seeds",)),
-        ("track", "full", "track", ("track/seeds", "track/seeds_fast", "track/seeds_lost")),
+        (
+            "track",
+            "full",
+            "track",
+            ("track/seeds", "track/seeds_fast", "track/seeds_lost", "track/seeds_v07"),
+        ),
     )
     rows = []
     for task, arm, folder, seeds in lines:
