@@ -26,6 +26,7 @@ from reference_rk4 import numpy_rk4
 import twolink_gym
 from twolink_gym import _jit
 from twolink_gym.env import TwoLinkEnv
+from twolink_gym.kernel import TIME
 from twolink_gym.kinematics import forward_kinematics, tip_velocity, wrap_angle
 from twolink_gym.params import ArmParams
 from twolink_gym.simulation import Simulation, encode_state
@@ -142,6 +143,18 @@ def test_kernel_step_matches_numpy_reference(name, parallel):
         assert ref["success"].any() and not ref["success"].all()
     if name == "balance":
         assert ref["terminated"].any() and not ref["terminated"].all()
+
+
+def test_simulation_step_reports_the_time_after_the_step_and_keeps_the_callers_counts():
+    # the loop advances the step counts it is given; Simulation.step hands it a copy
+    sim = Simulation.create(task=TASKS["reach"])
+    n = 5
+    state, goal, action = random_batch(sim, n, seed=2)
+    steps = np.array([0, 1, 7, 199, 3], dtype=np.int64)
+    buffers = sim.buffers(n)
+    sim.step(sim.arms(None, n), state.copy(), goal, action, buffers, steps=steps)
+    np.testing.assert_array_equal(steps, [0, 1, 7, 199, 3])
+    np.testing.assert_allclose(buffers.out[:, TIME], (steps + 1) * sim.dt, rtol=1e-15)
 
 
 @pytest.mark.parametrize("name", TASKS)

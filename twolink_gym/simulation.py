@@ -333,7 +333,7 @@ class Simulation:
         """
         loops = kernel.step_kernels(self.task)
         run = loops.step_parallel if parallel else loops.step
-        counts = np.array(_step_counts(steps, state.shape[0]))  # the loop advances it in place
+        counts = _step_counts(steps, state.shape[0])  # a new array: the loop advances it
         run(*self.loop_arguments(arms, state, goal, action, buffers, counts))
 
     def observe(
@@ -457,13 +457,14 @@ class Simulation:
 
 
 def _step_counts(steps: ArrayLike | None, n: int) -> NDArray[np.int64]:
-    """``steps`` (a count or ``(n,)`` counts) as the kernel's C-contiguous int64 ``(n,)`` array.
+    """``steps`` (a count or ``(n,)`` counts) as a new C-contiguous int64 ``(n,)`` array.
 
-    ``None``: zeros (episode starts).
+    ``None``: zeros (episode starts). Never the caller's array: the step loop
+    advances the counts it is given.
     """
     if steps is None:
         return np.zeros(n, dtype=np.int64)
-    return np.ascontiguousarray(np.broadcast_to(steps, (n,)), dtype=np.int64)
+    return np.array(np.broadcast_to(steps, (n,)), dtype=np.int64)
 
 
 class SimulationProperties:

@@ -472,10 +472,9 @@ class TwoLinkVectorEnv(BoundStepLoop, SimulationProperties, VectorEnv):
             "time": cols[TIME],
         }
         if task.goal_size:
-            if self._plain_goal_info:  # the base goal_info, without the call
-                info["target"] = self._goal.copy()
-            else:  # an override gets a copy of the extras it may keep
-                info.update(task.goal_info(self._goal, buffers.extras.copy()))
+            # the base goal_info reads no extras; an override gets a copy it may keep
+            extras = buffers.extras if self._plain_goal_info else buffers.extras.copy()
+            info.update(task.goal_info(self._goal, extras))
         terms = buffers.terms.T.copy()  # rows of one fresh block
         for name, j in task.reported_columns:
             info[name] = terms[j]
