@@ -419,12 +419,19 @@ def test_task_kernel_is_exported_at_the_top_level():
 
 _CACHE_PROBE = """
 import json, numpy as np, twolink_gym
-from twolink_gym.kernel import step_kernels
+from twolink_gym.kernel import one_arm_step, step_kernels
 env = twolink_gym.TwoLinkEnv(task="balance")
 env.reset(seed=0)
 env.step(np.zeros(2, np.float32))
+venv = twolink_gym.TwoLinkVectorEnv(2, task="balance")
+venv.reset(seed=0)
+venv.step(np.zeros((2, 2), np.float32))
 stats = step_kernels(env.sim.task).step.stats
-print(json.dumps({"hits": sum(stats.cache_hits.values()), "misses": sum(stats.cache_misses.values())}))
+print(json.dumps({
+    "hits": sum(stats.cache_hits.values()),
+    "misses": sum(stats.cache_misses.values()),
+    "one_arm_hits": one_arm_step(env.sim.task).callback.cache_hits,
+}))
 """
 
 
@@ -442,7 +449,8 @@ def test_step_loops_are_found_in_the_disk_cache_by_a_later_process():
         return json.loads(proc.stdout.strip().splitlines()[-1])
 
     probe()  # compiles (or finds) the balance loops and writes them
-    assert probe() == {"hits": 1, "misses": 0}
+    # the vector env's step loop and the single env's one-arm callback
+    assert probe() == {"hits": 1, "misses": 0, "one_arm_hits": 1}
 
 
 _PACKAGE = os.path.dirname(twolink_gym.__file__)
@@ -546,3 +554,58 @@ def test_threads_default_to_one_and_pass_through_make_vec():
         "TwoLink-v0", num_envs=2, vectorization_mode="vector_entry_point", num_threads=2
     )
     assert venv.unwrapped.num_threads == 2
+
+
+@needs_compiler
+@pytest.mark.parametrize("task", ["reach", "balance", "track", "swingup"])
+def test_one_arm_callback_steps_as_the_step_loop_bit_for_bit(task):
+    """The single env's call by address runs the same machine code as numba's dispatch."""
+    from twolink_gym.kernel import call_table, one_arm_step, step_kernels
+
+    sim = Simulation.create(task=task)
+    one_arm = one_arm_step(sim.task)
+    assert one_arm is not None
+    _, goal = sim.initial_conditions([np.random.default_rng(2)], None, 1, [sim.params])
+    actions = np.random.default_rng(5).uniform(-1, 1, (60, 2))
+    runs = []
+    for by_address in (False, True):
+        state = np.array([[0.3, -1.2, 0.5, -0.4]])
+        goal_row, action, buffers = goal.copy(), np.zeros((1, 2)), sim.buffers(1)
+        steps = np.zeros(1, dtype=np.int64)
+        arguments = sim.loop_arguments(sim.arms(None, 1), state, goal_row, action, buffers, steps)
+        table = call_table(arguments)
+        rows = []
+        for a in actions:
+            action[0] = a
+            if by_address:
+                one_arm.call(table.ctypes.data)
+            else:
+                step_kernels(sim.task).step(*arguments)
+            rows.append(
+                np.concatenate([state[0], buffers.out[0], buffers.terms[0], buffers.obs[0]])
+            )
+        assert steps[0] == len(actions)
+        runs.append(np.array(rows))
+    np.testing.assert_array_equal(runs[0], runs[1])
+
+
+def test_call_table_names_an_argument_that_is_not_c_contiguous():
+    from twolink_gym.kernel import LOOP_ARGUMENTS, call_table
+
+    sim = Simulation.create(task="reach")
+    state = np.asfortranarray(np.zeros((4, 4)))[:1]  # (1, 4), strided
+    arguments = sim.loop_arguments(
+        sim.arms(None, 1),
+        state,
+        np.zeros((1, 2)),
+        np.zeros((1, 2)),
+        sim.buffers(1),
+        np.zeros(1, dtype=np.int64),
+    )
+    with pytest.raises(ValueError, match="'state' must be C-contiguous"):
+        call_table(arguments)
+    wrong = list(arguments)
+    wrong[LOOP_ARGUMENTS.index("state")] = np.zeros((1, 4))
+    wrong[LOOP_ARGUMENTS.index("obs")] = np.zeros((1, 10))  # float64 where float32 is read
+    with pytest.raises(ValueError, match="'obs' must be a 2-d float32 array of 1 rows"):
+        call_table(tuple(wrong))

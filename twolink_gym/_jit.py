@@ -59,10 +59,12 @@ from numba.extending import intrinsic, overload
 __all__ = [
     "JIT_DISABLED",
     "SOURCE_DIGEST",
+    "bound_callback",
     "bound_kernel",
     "get_num_threads",
     "kernel",
     "max_threads",
+    "pointer_to",
     "python_source",
     "set_num_threads",
     "sincos",
@@ -127,6 +129,38 @@ def kernel(
     return decorate
 
 
+def bound_callback(
+    template: Callable[..., Any], bindings: Mapping[str, Any], signature: Any, *, variant: str = ""
+) -> Any:
+    """Compile a copy of ``template`` as a C callback (numba's ``cfunc``), cached like :func:`bound_kernel`.
+
+    A C callback is called through its machine address (``.address``, e.g. with
+    ``ctypes``), without numba's dispatch and unboxing of each argument.
+
+    Parameters
+    ----------
+    template, bindings, variant
+        As for :func:`bound_kernel`.
+    signature : numba signature
+        The callback's C signature (e.g. ``types.void(types.CPointer(types.int64))``).
+
+    Returns
+    -------
+    numba ``CFunc`` or None
+        Compiled now (or loaded from the cache); ``None`` with ``NUMBA_DISABLE_JIT=1``,
+        where there is no machine code to call.
+    """
+    if JIT_DISABLED:
+        return None
+    namespace, key = _copy_key(template, bindings, variant)
+    if key is None:
+        return numba.cfunc(signature, error_model="numpy")(
+            _copy(template, namespace, template.__qualname__)
+        )
+    copy = _copy(template, namespace, f"{template.__qualname__}~{key}")
+    return numba.cfunc(signature, cache=True, error_model="numpy")(copy)
+
+
 def bound_kernel(
     template: Callable[..., Any],
     bindings: Mapping[str, Any],
@@ -160,8 +194,18 @@ def bound_kernel(
     numba dispatcher
         The compiled copy (the Python copy itself with ``NUMBA_DISABLE_JIT=1``).
     """
-    namespace = {**template.__globals__, **bindings}
+    namespace, key = _copy_key(template, bindings, variant)
     options = _options(parallel=parallel, inline=False)
+    if JIT_DISABLED or key is None:
+        return numba.njit(**options)(_copy(template, namespace, template.__qualname__))
+    return _cached_njit(template, namespace, key, options)
+
+
+def _copy_key(
+    template: Callable[..., Any], bindings: Mapping[str, Any], variant: str
+) -> tuple[dict[str, Any], str | None]:
+    """The globals of a bound copy of ``template`` and its cache key (``None``: not cacheable)."""
+    namespace = {**template.__globals__, **bindings}
     parts = [variant]
     cacheable = _from_python_file(template)
     for name, value in sorted(bindings.items()):
@@ -174,10 +218,9 @@ def bound_kernel(
             path = inspect.getsourcefile(source)
             assert path is not None
             parts.append(_file_digest(os.path.abspath(path)))
-    if JIT_DISABLED or not cacheable:
-        return numba.njit(**options)(_copy(template, namespace, template.__qualname__))
-    key = hashlib.sha256("|".join([SOURCE_DIGEST, *parts]).encode()).hexdigest()[:16]
-    return _cached_njit(template, namespace, key, options)
+    if not cacheable:
+        return namespace, None
+    return namespace, hashlib.sha256("|".join([SOURCE_DIGEST, *parts]).encode()).hexdigest()[:16]
 
 
 def _options(*, parallel: bool, inline: bool) -> dict[str, Any]:
@@ -266,6 +309,35 @@ def _libm_sincos(typingctx, x):  # type: ignore[no-untyped-def,unused-ignore]
         )
 
     return sig, codegen
+
+
+def pointer_to(address: int, dtype: Any) -> Any:
+    """The C pointer to ``dtype`` at ``address`` (an int64), in compiled code only.
+
+    With :func:`numba.carray` it makes an array of memory that Python owns and
+    passes by address (:func:`bound_callback`).
+    """
+    raise TypeError("pointer_to works in compiled code only")
+
+
+@intrinsic
+def _pointer_to(typingctx, address, dtype):  # type: ignore[no-untyped-def,unused-ignore]
+    if not (isinstance(address, types.Integer) and isinstance(dtype, types.NumberClass)):
+        return None
+    pointer = types.CPointer(dtype.dtype)
+    sig = pointer(address, dtype)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        return builder.inttoptr(args[0], context.get_value_type(pointer))
+
+    return sig, codegen
+
+
+@overload(pointer_to)
+def _pointer_to_overload(address, dtype):  # type: ignore[no-untyped-def,unused-ignore]  # numba matches names
+    if isinstance(address, types.Integer) and isinstance(dtype, types.NumberClass):
+        return lambda address, dtype: _pointer_to(address, dtype)  # type: ignore[call-arg]
+    return None
 
 
 @overload(sincos)

@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 
 from twolink_gym.adapters import BoundStepLoop, check_render_mode, draw, new_renderer
 from twolink_gym.env_config import EnvConfig
+from twolink_gym.kernel import TIP_X, TIP_Y, call_table, one_arm_step
 from twolink_gym.params import ArmParams
 from twolink_gym.simulation import (
     DecodedObservation,
@@ -101,8 +102,12 @@ class TwoLinkEnv(BoundStepLoop, SimulationProperties, gym.Env[ObsType, NDArray[n
         # read on every step: kept as plain attributes
         self._action_size = self.sim.action_size
         self._reported = self.sim.task.reported_columns
-        # the task's goal entries of info: the base goal_info's copy of the goal, or its own
-        self._plain_goal_info = type(self.sim.task).goal_info is Task.goal_info
+        # the task's goal entries of info: a copy of the goal as "target" (the base
+        # goal_info), the task's own goal_info, or none (a task without a goal)
+        has_goal = self.sim.task.goal_size > 0
+        plain = type(self.sim.task).goal_info is Task.goal_info
+        self._goal_copy = has_goal and plain
+        self._goal_entries = has_goal and not plain
         self.action_space = spaces.Box(-1.0, 1.0, shape=(self.sim.action_size,), dtype=np.float32)
 
         # the kernel's arrays, updated in place (never rebound: _step_args holds them)
@@ -122,14 +127,31 @@ class TwoLinkEnv(BoundStepLoop, SimulationProperties, gym.Env[ObsType, NDArray[n
         self._start(None)
 
     def _bind_kernel(self) -> None:
-        """Bind the step loop, and keep the one arm's rows of its arrays (views, read per step)."""
+        """Bind the step loop, and keep the one arm's rows of its arrays (views, read per step).
+
+        A step calls the loop by address (:class:`~twolink_gym.kernel.OneArmStep`)
+        with the call table of the env's arrays, or, without numba's compiler,
+        the loop itself.
+        """
         super()._bind_kernel()
+        one_arm = one_arm_step(self.sim.task)
+        self._call_table = call_table(self._step_args)
+        self._one_arm = None if one_arm is None else one_arm.call
+        self._table_address = int(self._call_table.ctypes.data)
         self._command = self._last_action[0]  # written by step
         self._state_row = self._state[0]
         self._goal_row = self._goal[0]
         self._obs_row = self._buffers.obs[0]
         self._out_row = self._buffers.out[0]
         self._terms_row = self._buffers.terms[0]
+        self._tip_row = self._buffers.out[0, TIP_X : TIP_Y + 1]
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The env's attributes without the compiled loops and the call table (made on unpickling)."""
+        state = super().__getstate__()
+        for name in ("_call_table", "_one_arm", "_table_address"):
+            del state[name]
+        return state
 
     # -- properties ------------------------------------------------------
     @property
@@ -235,7 +257,10 @@ class TwoLinkEnv(BoundStepLoop, SimulationProperties, gym.Env[ObsType, NDArray[n
             model = self.sim.actuator_model
             assert model is not None
             self._last_action[:] = model.apply(self._last_action, self._actuator, [self.np_random])
-        self._loops.step(*self._step_args)  # advances _elapsed too
+        if self._one_arm is not None:  # the step loop (advances _elapsed too)
+            self._one_arm(self._table_address)
+        else:
+            self._loops.step(*self._step_args)
         row = self._out_row.tolist()
         self._last_reward = reward = row[0]
         if self.render_mode == "human":
@@ -258,21 +283,19 @@ class TwoLinkEnv(BoundStepLoop, SimulationProperties, gym.Env[ObsType, NDArray[n
         """
         if row is None:
             row = self._out_row.tolist()
-        _, distance, tip_x, tip_y, _, success, time = row
+        _, distance, _, _, _, success, time = row
         info: dict[str, Any] = {
             "state": self._state_row.copy(),
-            "tip": np.array((tip_x, tip_y)),
+            "tip": self._tip_row.copy(),
             "distance": distance,
             "is_success": success != 0.0,
             "time": time,
         }
-        task = self.sim.task
-        if task.goal_size:
-            if self._plain_goal_info:
-                info["target"] = self._goal_row.copy()
-            else:
-                for key, value in task.goal_info(self._goal, self._buffers.extras).items():
-                    info[key] = value[0]
+        if self._goal_copy:
+            info["target"] = self._goal_row.copy()
+        elif self._goal_entries:
+            for key, value in self.sim.task.goal_info(self._goal, self._buffers.extras).items():
+                info[key] = value[0]
         terms = self._terms_row.tolist()
         for name, j in self._reported:
             info[name] = terms[j]

@@ -52,17 +52,18 @@ Array arguments of the loop (``n`` arms; all C-contiguous), in order
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import math
 import typing
 from typing import Any, NamedTuple, Protocol
 
 import numpy as np
-from numba import prange, types
+from numba import carray, prange, types
 from numba.extending import overload
 from numpy.typing import NDArray
 
-from twolink_gym._jit import bound_kernel, kernel, sincos
+from twolink_gym._jit import bound_callback, bound_kernel, kernel, pointer_to, sincos
 from twolink_gym.dynamics import ARM_VECTOR_FIELDS
 from twolink_gym.integrators import rk4
 from twolink_gym.kinematics import tip_from_trig
@@ -79,12 +80,15 @@ __all__ = [
     "TIP_Y",
     "Arm",
     "NoMemory",
+    "OneArmStep",
     "Outcome",
     "Step",
     "StepKernels",
     "TaskKernel",
+    "call_table",
     "clip_actions",
     "from_vector",
+    "one_arm_step",
     "step_kernels",
     "task_kernel",
     "to_row",
@@ -461,3 +465,128 @@ def _step_kernels(kernel_fn: Any, options_cls: Any, memory_cls: Any) -> StepKern
         return bound_kernel(_loop_template, bindings, parallel=parallel, variant=variant)
 
     return StepKernels(step=bound(True), step_parallel=bound(True, True), observe=bound(False))
+
+
+# -- one arm, called by address ---------------------------------------------------
+#: Entries per loop argument in a call table: address, rows, columns (0: a vector).
+_TABLE_ENTRY = 3
+_TABLE_SIZE = _TABLE_ENTRY * len(LOOP_ARGUMENTS)
+step_loop: Any = None  # bound per copy of the callback: the task's ``step`` loop
+#: The loop arguments that are not ``(n, width)`` float64 matrices: their dtype and dimensions.
+_TABLE_EXCEPTIONS = {
+    "config": (np.float64, 1),
+    "options": (np.float64, 1),
+    "steps": (np.int64, 1),
+    "obs": (np.float32, 2),
+}
+
+
+def call_table(arguments: tuple[Any, ...]) -> NDArray[np.int64]:
+    """The call table of the step loop's arguments, for a :class:`OneArmStep`.
+
+    Parameters
+    ----------
+    arguments : tuple of ndarray
+        The loop's arrays in :data:`LOOP_ARGUMENTS` order, C-contiguous, of the
+        loop's dtypes. The table holds their addresses: they must outlive it and
+        never be rebound (the envs' arrays are updated in place).
+
+    Returns
+    -------
+    ndarray of int64, shape (3 · 12,)
+        Per argument: address, rows, columns (0 for a vector).
+    """
+    table = np.zeros(_TABLE_SIZE, dtype=np.int64)
+    n = arguments[LOOP_ARGUMENTS.index("state")].shape[0]
+    for j, (name, array) in enumerate(zip(LOOP_ARGUMENTS, arguments, strict=True)):
+        # the callback reads raw memory: a wrong dtype or shape would not be caught there
+        dtype, ndim = _TABLE_EXCEPTIONS.get(name, (np.float64, 2))
+        if array.dtype != dtype or array.ndim != ndim or (ndim == 2 and array.shape[0] != n):
+            raise ValueError(
+                f"loop argument {name!r} must be a {ndim}-d {np.dtype(dtype).name} array"
+                f"{f' of {n} rows' if ndim == 2 else ''}, got {array.dtype.name} {array.shape}"
+            )
+        if not array.flags.c_contiguous:
+            raise ValueError(f"loop argument {name!r} must be C-contiguous")
+        table[_TABLE_ENTRY * j] = array.ctypes.data
+        table[_TABLE_ENTRY * j + 1] = array.shape[0]
+        table[_TABLE_ENTRY * j + 2] = array.shape[1] if array.ndim == 2 else 0
+    return table
+
+
+@kernel(inline=True)
+def _vector(table: NDArray[np.int64], j: int, dtype: Any) -> Any:
+    """Loop argument ``j`` of a call table, a vector of ``dtype``."""
+    return carray(pointer_to(table[3 * j], dtype), (table[3 * j + 1],))
+
+
+@kernel(inline=True)
+def _matrix(table: NDArray[np.int64], j: int, dtype: Any) -> Any:
+    """Loop argument ``j`` of a call table, a matrix of ``dtype``."""
+    return carray(pointer_to(table[3 * j], dtype), (table[3 * j + 1], table[3 * j + 2]))
+
+
+def _one_arm_template(address: Any) -> None:
+    """The task's ``step`` loop on the arrays of the call table at ``address``.
+
+    The arguments in :data:`LOOP_ARGUMENTS` order, with the loop's dtypes
+    (a misplaced one does not compile or fails the envs' equality tests).
+    """
+    t = carray(address, (_TABLE_SIZE,))
+    step_loop(
+        _matrix(t, 0, np.float64),  # arms
+        _vector(t, 1, np.float64),  # config
+        _vector(t, 2, np.float64),  # options
+        _vector(t, 3, np.int64),  # steps
+        _matrix(t, 4, np.float64),  # state
+        _matrix(t, 5, np.float64),  # action
+        _matrix(t, 6, np.float64),  # goal
+        _matrix(t, 7, np.float64),  # memory
+        _matrix(t, 8, np.float32),  # obs
+        _matrix(t, 9, np.float64),  # out
+        _matrix(t, 10, np.float64),  # terms
+        _matrix(t, 11, np.float64),  # extras
+    )
+
+
+class OneArmStep(NamedTuple):
+    """The task's ``step`` loop for one arm, called through a call table's address.
+
+    What the single env calls per step: ``call(table.ctypes.data)``, one C call
+    (``ctypes``) with one integer, in place of numba's dispatch of the loop's
+    twelve arrays (which checks and unboxes each, about 80 ns apiece). The same
+    machine code runs per arm, so trajectories are bit-identical to
+    :attr:`StepKernels.step`'s.
+
+    Attributes
+    ----------
+    callback : numba CFunc
+        The compiled callback (owns the machine code).
+    call : ctypes function
+        ``call(address)``: one step of the arm whose :func:`call_table` is at ``address``.
+    """
+
+    callback: Any
+    call: Any
+
+
+def one_arm_step(task: Any) -> OneArmStep | None:
+    """The task's one-arm step called by address (compiled or loaded on first use, memoised).
+
+    ``None`` with ``NUMBA_DISABLE_JIT=1``: call :attr:`StepKernels.step` there.
+    """
+    return _one_arm_step(task.kernel, task.options_type(), task.Memory)
+
+
+@functools.cache
+def _one_arm_step(kernel_fn: Any, options_cls: Any, memory_cls: Any) -> OneArmStep | None:
+    step = _step_kernels(kernel_fn, options_cls, memory_cls).step
+    callback = bound_callback(
+        _one_arm_template,
+        {"step_loop": step},
+        types.void(types.CPointer(types.int64)),
+        variant="one-arm",
+    )
+    if callback is None:
+        return None
+    return OneArmStep(callback, ctypes.CFUNCTYPE(None, ctypes.c_void_p)(callback.address))
