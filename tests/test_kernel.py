@@ -419,18 +419,16 @@ def test_task_kernel_is_exported_at_the_top_level():
 
 _CACHE_PROBE = """
 import json, numpy as np, twolink_gym
-from twolink_gym.kernel import one_arm_step, step_kernels
+from twolink_gym.kernel import step_kernels
 env = twolink_gym.TwoLinkEnv(task="balance")
 env.reset(seed=0)
 env.step(np.zeros(2, np.float32))
-venv = twolink_gym.TwoLinkVectorEnv(2, task="balance")
-venv.reset(seed=0)
-venv.step(np.zeros((2, 2), np.float32))
-stats = step_kernels(env.sim.task).step.stats
+sim = env.sim  # the step loop through numba's dispatch
+sim.step(sim.arms(None, 1), np.zeros((1, 4)), np.zeros((1, 0)), np.zeros((1, 2)), sim.buffers(1))
+loops = step_kernels(env.sim.task)
 print(json.dumps({
-    "hits": sum(stats.cache_hits.values()),
-    "misses": sum(stats.cache_misses.values()),
-    "one_arm_hits": one_arm_step(env.sim.task).callback.cache_hits,
+    name: [sum(loop.stats.cache_hits.values()), sum(loop.stats.cache_misses.values())]
+    for name, loop in [("step", loops.step), ("step_by_address", loops.step_by_address)]
 }))
 """
 
@@ -449,8 +447,8 @@ def test_step_loops_are_found_in_the_disk_cache_by_a_later_process():
         return json.loads(proc.stdout.strip().splitlines()[-1])
 
     probe()  # compiles (or finds) the balance loops and writes them
-    # the vector env's step loop and the single env's one-arm callback
-    assert probe() == {"hits": 1, "misses": 0, "one_arm_hits": 1}
+    # [hits, misses]: the step loop called by numba's dispatch, and by address (the envs)
+    assert probe() == {"step": [1, 0], "step_by_address": [1, 0]}
 
 
 _PACKAGE = os.path.dirname(twolink_gym.__file__)
@@ -558,13 +556,12 @@ def test_threads_default_to_one_and_pass_through_make_vec():
 
 @needs_compiler
 @pytest.mark.parametrize("task", ["reach", "balance", "track", "swingup"])
-def test_one_arm_callback_steps_as_the_step_loop_bit_for_bit(task):
-    """The single env's call by address runs the same machine code as numba's dispatch."""
-    from twolink_gym.kernel import call_table, one_arm_step, step_kernels
+def test_step_by_address_steps_as_the_step_loop_bit_for_bit(task):
+    """The single env's call by address runs the same machine code as the loop's dispatch."""
+    from twolink_gym.kernel import call_table, step_kernels
 
     sim = Simulation.create(task=task)
-    one_arm = one_arm_step(sim.task)
-    assert one_arm is not None
+    loops = step_kernels(sim.task)
     _, goal = sim.initial_conditions([np.random.default_rng(2)], None, 1, [sim.params])
     actions = np.random.default_rng(5).uniform(-1, 1, (60, 2))
     runs = []
@@ -578,9 +575,9 @@ def test_one_arm_callback_steps_as_the_step_loop_bit_for_bit(task):
         for a in actions:
             action[0] = a
             if by_address:
-                one_arm.call(table.ctypes.data)
+                loops.step_by_address(table.ctypes.data)
             else:
-                step_kernels(sim.task).step(*arguments)
+                loops.step(*arguments)
             rows.append(
                 np.concatenate([state[0], buffers.out[0], buffers.terms[0], buffers.obs[0]])
             )

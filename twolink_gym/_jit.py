@@ -59,7 +59,6 @@ from numba.extending import intrinsic, overload
 __all__ = [
     "JIT_DISABLED",
     "SOURCE_DIGEST",
-    "bound_callback",
     "bound_kernel",
     "get_num_threads",
     "kernel",
@@ -127,38 +126,6 @@ def kernel(
         return _cached_njit(fn, fn.__globals__, SOURCE_DIGEST[:16], options)
 
     return decorate
-
-
-def bound_callback(
-    template: Callable[..., Any], bindings: Mapping[str, Any], signature: Any, *, variant: str = ""
-) -> Any:
-    """Compile a copy of ``template`` as a C callback (numba's ``cfunc``), cached like :func:`bound_kernel`.
-
-    A C callback is called through its machine address (``.address``, e.g. with
-    ``ctypes``), without numba's dispatch and unboxing of each argument.
-
-    Parameters
-    ----------
-    template, bindings, variant
-        As for :func:`bound_kernel`.
-    signature : numba signature
-        The callback's C signature (e.g. ``types.void(types.CPointer(types.int64))``).
-
-    Returns
-    -------
-    numba ``CFunc`` or None
-        Compiled now (or loaded from the cache); ``None`` with ``NUMBA_DISABLE_JIT=1``,
-        where there is no machine code to call.
-    """
-    if JIT_DISABLED:
-        return None
-    namespace, key = _copy_key(template, bindings, variant)
-    if key is None:
-        return numba.cfunc(signature, error_model="numpy")(
-            _copy(template, namespace, template.__qualname__)
-        )
-    copy = _copy(template, namespace, f"{template.__qualname__}~{key}")
-    return numba.cfunc(signature, cache=True, error_model="numpy")(copy)
 
 
 def bound_kernel(
@@ -315,7 +282,7 @@ def pointer_to(address: int, dtype: Any) -> Any:
     """The C pointer to ``dtype`` at ``address`` (an int64), in compiled code only.
 
     With :func:`numba.carray` it makes an array of memory that Python owns and
-    passes by address (:func:`bound_callback`).
+    passes by address (``StepKernels.step_by_address`` of :mod:`twolink_gym.kernel`).
     """
     raise TypeError("pointer_to works in compiled code only")
 

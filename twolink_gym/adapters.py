@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from twolink_gym.kernel import step_kernels
+from twolink_gym._jit import JIT_DISABLED
+from twolink_gym.kernel import call_table, step_kernels
 from twolink_gym.params import ArmParams
 from twolink_gym.simulation import Simulation, StepBuffers
 
@@ -36,8 +37,8 @@ class BoundStepLoop:
     Mixed into both envs. The env's arrays (``_arms`` ``(n, 9)``, ``_state``
     ``(n, 4)``, ``_goal``, ``_last_action`` ``(n, 2)``, ``_buffers``,
     ``_elapsed`` ``(n,)``) are updated in place from step to step, never
-    rebound, so a step calls ``self._loops.step(*self._step_args)`` without
-    rebuilding its arguments. Pickling leaves the compiled loops out and binds
+    rebound, so a step calls the loop (:meth:`_step_loop`) without rebuilding
+    its arguments. Pickling leaves the compiled loops out and binds
     them again on unpickling.
     """
 
@@ -50,16 +51,33 @@ class BoundStepLoop:
     _elapsed: NDArray[np.int64]
 
     def _bind_kernel(self) -> None:
-        """Look up the task's step loops and bind their arguments to the env's arrays."""
+        """Look up the task's step loops and bind their arguments to the env's arrays.
+
+        :meth:`_step_loop` calls the loop by the address of the arrays' call
+        table (``step_by_address`` of :class:`~twolink_gym.kernel.StepKernels`:
+        one integer crosses to compiled code instead of twelve arrays), or,
+        without numba's compiler, the loop itself.
+        """
         self._loops = step_kernels(self.sim.task)
         self._step_args = self.sim.loop_arguments(
             self._arms, self._state, self._goal, self._last_action, self._buffers, self._elapsed
         )
+        self._call_table = call_table(self._step_args)
+        self._table_address = int(self._call_table.ctypes.data)
+        self._by_address = None if JIT_DISABLED else self._loops.step_by_address
+
+    def _step_loop(self) -> None:
+        """One control step of every arm on the calling thread (the arrays in place)."""
+        if self._by_address is not None:
+            self._by_address(self._table_address)
+        else:
+            self._loops.step(*self._step_args)
 
     def __getstate__(self) -> dict[str, Any]:
-        """The env's attributes without the compiled loops."""
+        """The env's attributes without the compiled loops and the call table."""
         state = self.__dict__.copy()
-        del state["_loops"], state["_step_args"]
+        for name in ("_loops", "_step_args", "_call_table", "_table_address", "_by_address"):
+            del state[name]
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:

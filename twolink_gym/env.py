@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 
 from twolink_gym.adapters import BoundStepLoop, check_render_mode, draw, new_renderer
 from twolink_gym.env_config import EnvConfig
-from twolink_gym.kernel import TIP_X, TIP_Y, call_table, one_arm_step
+from twolink_gym.kernel import TIP_X, TIP_Y
 from twolink_gym.params import ArmParams
 from twolink_gym.simulation import (
     DecodedObservation,
@@ -127,17 +127,8 @@ class TwoLinkEnv(BoundStepLoop, SimulationProperties, gym.Env[ObsType, NDArray[n
         self._start(None)
 
     def _bind_kernel(self) -> None:
-        """Bind the step loop, and keep the one arm's rows of its arrays (views, read per step).
-
-        A step calls the loop by address (:class:`~twolink_gym.kernel.OneArmStep`)
-        with the call table of the env's arrays, or, without numba's compiler,
-        the loop itself.
-        """
+        """Bind the step loop, and keep the one arm's rows of its arrays (views, read per step)."""
         super()._bind_kernel()
-        one_arm = one_arm_step(self.sim.task)
-        self._call_table = call_table(self._step_args)
-        self._one_arm = None if one_arm is None else one_arm.call
-        self._table_address = int(self._call_table.ctypes.data)
         self._command = self._last_action[0]  # written by step
         self._state_row = self._state[0]
         self._goal_row = self._goal[0]
@@ -145,13 +136,6 @@ class TwoLinkEnv(BoundStepLoop, SimulationProperties, gym.Env[ObsType, NDArray[n
         self._out_row = self._buffers.out[0]
         self._terms_row = self._buffers.terms[0]
         self._tip_row = self._buffers.out[0, TIP_X : TIP_Y + 1]
-
-    def __getstate__(self) -> dict[str, Any]:
-        """The env's attributes without the compiled loops and the call table (made on unpickling)."""
-        state = super().__getstate__()
-        for name in ("_call_table", "_one_arm", "_table_address"):
-            del state[name]
-        return state
 
     # -- properties ------------------------------------------------------
     @property
@@ -257,10 +241,7 @@ class TwoLinkEnv(BoundStepLoop, SimulationProperties, gym.Env[ObsType, NDArray[n
             model = self.sim.actuator_model
             assert model is not None
             self._last_action[:] = model.apply(self._last_action, self._actuator, [self.np_random])
-        if self._one_arm is not None:  # the step loop (advances _elapsed too)
-            self._one_arm(self._table_address)
-        else:
-            self._loops.step(*self._step_args)
+        self._step_loop()  # advances _elapsed too
         row = self._out_row.tolist()
         self._last_reward = reward = row[0]
         if self.render_mode == "human":

@@ -52,7 +52,6 @@ Array arguments of the loop (``n`` arms; all C-contiguous), in order
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import math
 import typing
@@ -63,7 +62,7 @@ from numba import carray, prange, types
 from numba.extending import overload
 from numpy.typing import NDArray
 
-from twolink_gym._jit import bound_callback, bound_kernel, kernel, pointer_to, sincos
+from twolink_gym._jit import bound_kernel, kernel, pointer_to, sincos
 from twolink_gym.dynamics import ARM_VECTOR_FIELDS
 from twolink_gym.integrators import rk4
 from twolink_gym.kinematics import tip_from_trig
@@ -80,7 +79,6 @@ __all__ = [
     "TIP_Y",
     "Arm",
     "NoMemory",
-    "OneArmStep",
     "Outcome",
     "Step",
     "StepKernels",
@@ -88,7 +86,6 @@ __all__ = [
     "call_table",
     "clip_actions",
     "from_vector",
-    "one_arm_step",
     "step_kernels",
     "task_kernel",
     "to_row",
@@ -434,11 +431,20 @@ def _loop_template(
 
 
 class StepKernels(NamedTuple):
-    """The compiled loops of one task (see the module notes for their arguments)."""
+    """The compiled loops of one task (see the module notes for their arguments).
+
+    ``step_by_address(address)`` is ``step`` on the arrays of the
+    :func:`call_table` at ``address`` (``table.ctypes.data``): what the single
+    env calls per step. numba's dispatch checks and unboxes each array argument
+    (about 80 ns apiece); one integer crosses instead of twelve arrays, and the
+    same machine code runs per arm. Not with ``NUMBA_DISABLE_JIT=1`` (there is
+    no memory to point into from Python): call ``step`` there.
+    """
 
     step: Any
     step_parallel: Any
     observe: Any
+    step_by_address: Any
 
 
 def step_kernels(task: Any) -> StepKernels:
@@ -464,14 +470,21 @@ def _step_kernels(kernel_fn: Any, options_cls: Any, memory_cls: Any) -> StepKern
         variant = ("step" if advance else "observe") + ("-parallel" if parallel else "")
         return bound_kernel(_loop_template, bindings, parallel=parallel, variant=variant)
 
-    return StepKernels(step=bound(True), step_parallel=bound(True, True), observe=bound(False))
+    step = bound(True)
+    by_address = bound_kernel(_by_address_template, {"step_loop": step}, variant="by-address")
+    return StepKernels(
+        step=step,
+        step_parallel=bound(True, True),
+        observe=bound(False),
+        step_by_address=by_address,
+    )
 
 
-# -- one arm, called by address ---------------------------------------------------
+# -- the step loop called by address ----------------------------------------------
 #: Entries per loop argument in a call table: address, rows, columns (0: a vector).
 _TABLE_ENTRY = 3
 _TABLE_SIZE = _TABLE_ENTRY * len(LOOP_ARGUMENTS)
-step_loop: Any = None  # bound per copy of the callback: the task's ``step`` loop
+step_loop: Any = None  # bound per copy of step_by_address: the task's ``step`` loop
 #: The loop arguments that are not ``(n, width)`` float64 matrices: their dtype and dimensions.
 _TABLE_EXCEPTIONS = {
     "config": (np.float64, 1),
@@ -482,7 +495,7 @@ _TABLE_EXCEPTIONS = {
 
 
 def call_table(arguments: tuple[Any, ...]) -> NDArray[np.int64]:
-    """The call table of the step loop's arguments, for a :class:`OneArmStep`.
+    """The call table of the step loop's arguments, for ``StepKernels.step_by_address``.
 
     Parameters
     ----------
@@ -499,7 +512,7 @@ def call_table(arguments: tuple[Any, ...]) -> NDArray[np.int64]:
     table = np.zeros(_TABLE_SIZE, dtype=np.int64)
     n = arguments[LOOP_ARGUMENTS.index("state")].shape[0]
     for j, (name, array) in enumerate(zip(LOOP_ARGUMENTS, arguments, strict=True)):
-        # the callback reads raw memory: a wrong dtype or shape would not be caught there
+        # step_by_address reads raw memory: a wrong dtype or shape would not be caught there
         dtype, ndim = _TABLE_EXCEPTIONS.get(name, (np.float64, 2))
         if array.dtype != dtype or array.ndim != ndim or (ndim == 2 and array.shape[0] != n):
             raise ValueError(
@@ -526,13 +539,13 @@ def _matrix(table: NDArray[np.int64], j: int, dtype: Any) -> Any:
     return carray(pointer_to(table[3 * j], dtype), (table[3 * j + 1], table[3 * j + 2]))
 
 
-def _one_arm_template(address: Any) -> None:
+def _by_address_template(address: int) -> None:
     """The task's ``step`` loop on the arrays of the call table at ``address``.
 
     The arguments in :data:`LOOP_ARGUMENTS` order, with the loop's dtypes
-    (a misplaced one does not compile or fails the envs' equality tests).
+    (:func:`call_table` checks the arrays against them).
     """
-    t = carray(address, (_TABLE_SIZE,))
+    t = carray(pointer_to(address, np.int64), (_TABLE_SIZE,))
     step_loop(
         _matrix(t, 0, np.float64),  # arms
         _vector(t, 1, np.float64),  # config
@@ -547,46 +560,3 @@ def _one_arm_template(address: Any) -> None:
         _matrix(t, 10, np.float64),  # terms
         _matrix(t, 11, np.float64),  # extras
     )
-
-
-class OneArmStep(NamedTuple):
-    """The task's ``step`` loop for one arm, called through a call table's address.
-
-    What the single env calls per step: ``call(table.ctypes.data)``, one C call
-    (``ctypes``) with one integer, in place of numba's dispatch of the loop's
-    twelve arrays (which checks and unboxes each, about 80 ns apiece). The same
-    machine code runs per arm, so trajectories are bit-identical to
-    :attr:`StepKernels.step`'s.
-
-    Attributes
-    ----------
-    callback : numba CFunc
-        The compiled callback (owns the machine code).
-    call : ctypes function
-        ``call(address)``: one step of the arm whose :func:`call_table` is at ``address``.
-    """
-
-    callback: Any
-    call: Any
-
-
-def one_arm_step(task: Any) -> OneArmStep | None:
-    """The task's one-arm step called by address (compiled or loaded on first use, memoised).
-
-    ``None`` with ``NUMBA_DISABLE_JIT=1``: call :attr:`StepKernels.step` there.
-    """
-    return _one_arm_step(task.kernel, task.options_type(), task.Memory)
-
-
-@functools.cache
-def _one_arm_step(kernel_fn: Any, options_cls: Any, memory_cls: Any) -> OneArmStep | None:
-    step = _step_kernels(kernel_fn, options_cls, memory_cls).step
-    callback = bound_callback(
-        _one_arm_template,
-        {"step_loop": step},
-        types.void(types.CPointer(types.int64)),
-        variant="one-arm",
-    )
-    if callback is None:
-        return None
-    return OneArmStep(callback, ctypes.CFUNCTYPE(None, ctypes.c_void_p)(callback.address))

@@ -421,7 +421,7 @@ class TwoLinkVectorEnv(BoundStepLoop, SimulationProperties, VectorEnv):
         """Step every copy with the compiled loop (state and buffers in place)."""
         threads = self.num_threads
         if threads == 1:
-            self._loops.step(*self._step_args)
+            self._step_loop()
             return
         previous = _jit.get_num_threads()
         _jit.set_num_threads(threads)
