@@ -152,19 +152,20 @@ def step_loop_runner(n: int, warm_steps: int = 100) -> Callable[[int], None]:
     """The vector env's compiled step loop alone (one thread) on its own bound arrays.
 
     What a whole step calls for dynamics, task and observation (RK4, reward
-    terms, observation, and numba's dispatch of the loop's 12 arrays), without
-    the Python around it (action check, outcome arrays, info, autoreset).
+    terms, observation; called as the env calls it, by the address of its
+    arrays' call table), without the Python around it (action check, outcome
+    arrays, info, autoreset).
     """
     env = TwoLinkVectorEnv(n, task="reach", num_threads=1)
     env.reset(seed=0)
     rng = np.random.default_rng(0)
     for _ in range(warm_steps):
         env.step(rng.uniform(-1, 1, (n, 2)).astype(np.float32))
-    loop, args = env._loops.step, env._step_args  # the env's own binding (adapters.BoundStepLoop)
+    loop = env._step_loop  # the env's own call (adapters.BoundStepLoop)
 
     def run(calls: int) -> None:
         for _ in range(calls):
-            loop(*args)
+            loop()
 
     return run
 

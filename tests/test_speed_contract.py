@@ -139,3 +139,30 @@ def test_import_does_not_load_scipy_interpolate() -> None:
     code = "import sys, twolink_gym; print('scipy.interpolate' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("task", TASKS)
+@pytest.mark.parametrize("vector", [False, True])
+def test_the_call_table_still_points_at_the_envs_arrays_after_resets_and_autoresets(task, vector):
+    """The step loop is called by the addresses of the env's arrays, taken once at binding.
+
+    Rebinding one of the arrays (instead of writing into it) would leave the
+    loop reading the old one: the table must still describe the env's arrays.
+    """
+    from twolink_gym.kernel import call_table
+
+    env: Any
+    if vector:
+        env = TwoLinkVectorEnv(3, task=task, randomize=RANDOMIZE, max_episode_steps=5)
+        act = np.full((3, 2), 0.5, dtype=np.float32)
+    else:
+        env = TwoLinkEnv(task=task, randomize=RANDOMIZE)
+        act = np.full(2, 0.5, dtype=np.float32)
+    env.reset(seed=1)
+    for i in range(12):
+        env.step(act)
+        if not vector and i % 5 == 4:
+            env.reset(seed=i)
+    arrays = (env._arms, env._state, env._goal, env._last_action, env._buffers, env._elapsed)
+    now = call_table(env.sim.loop_arguments(*arrays))
+    np.testing.assert_array_equal(now, env._call_table)
