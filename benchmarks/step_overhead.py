@@ -4,13 +4,16 @@ Prints, for the package found first on ``sys.path`` (or the checkout given with
 ``--package``, e.g. a ``git worktree`` of an earlier commit):
 
 * the vector env's whole step at N = 16 (reach, one thread, autoreset every 200
-  steps) and its compiled step loop alone [µs], and their ratio (issue #28's target:
-  at most 3x);
-* the single env's step through ``gym.make`` (reach, random actions) and
-  Acrobot-v1's [µs], and their ratio (target: at least 8x).
+  steps) and its compiled step loop alone, as the env calls it (by address) and
+  through numba's dispatch of its 12 arrays [µs], and the ratios (issue #28's
+  target: at most 3x);
+* the single env's step through ``gym.make`` (reach, random actions), the same
+  with the loop called through numba's dispatch, and Acrobot-v1's [µs], and the
+  ratios (target: at least 8x).
 
-Each time is the best of ``--repeats`` bursts. On a machine whose speed drifts,
-run two checkouts alternately, several times, and compare the pairs::
+All of them run in one process, in short bursts taken in turn (``--repeats``
+rounds); each time is the best burst. Interleaving cancels most of a drifting
+machine's speed from the ratios. Compare checkouts by running them alternately::
 
     git worktree add /tmp/before <commit>
     for k in 1 2 3; do
@@ -28,21 +31,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 
-def best_microseconds(run: Callable[[int], object], calls: int, repeats: int) -> float:
-    """Best time of one call of ``run`` over ``repeats`` bursts of ``calls`` calls [µs]."""
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for i in range(calls):
-            run(i)
-        best = min(best, (time.perf_counter() - start) / calls)
-    return best * 1e6
+def burst_microseconds(run: Callable[[int], object], calls: int) -> float:
+    """Mean time of one call of ``run`` over a burst of ``calls`` calls [µs]."""
+    start = time.perf_counter()
+    for i in range(calls):
+        run(i)
+    return (time.perf_counter() - start) / calls * 1e6
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--package", type=Path, help="a checkout whose twolink_gym to time")
-    parser.add_argument("--repeats", type=int, default=7, help="bursts per time")
+    parser.add_argument("--repeats", type=int, default=40, help="rounds of bursts")
     args = parser.parse_args()
     if args.package is not None:
         sys.path.insert(0, str(args.package.resolve()))
@@ -56,22 +56,18 @@ def main() -> None:
     rng = np.random.default_rng(0)
     actions = [rng.uniform(-1, 1, (16, 2)).astype(np.float32) for _ in range(4)]
     env = TwoLinkVectorEnv(16, task="reach", num_threads=1)
-    env.reset(seed=0)
-    for i in range(300):
-        env.step(actions[i & 3])
-    step = best_microseconds(lambda i: env.step(actions[i & 3]), 20_000, args.repeats)
     loop_env = TwoLinkVectorEnv(16, task="reach", num_threads=1)
-    loop_env.reset(seed=0)
-    for i in range(100):
-        loop_env.step(actions[i & 3])
-    if hasattr(loop_env, "_step_loop"):  # the env's own call (by address)
-        loop_time = best_microseconds(lambda i: loop_env._step_loop(), 20_000, args.repeats)
-    else:  # a checkout before it: the loop through numba's dispatch
-        loop, loop_args = loop_env._loops.step, loop_env._step_args
-        loop_time = best_microseconds(lambda i: loop(*loop_args), 20_000, args.repeats)
+    for e in (env, loop_env):
+        e.reset(seed=0)
+        for i in range(300):
+            e.step(actions[i & 3])
+    loop, loop_args = loop_env._loops.step, loop_env._step_args  # through numba's dispatch
+    by_address = getattr(loop_env, "_step_loop", None)  # the env's own call, where it exists
 
-    def single(env_id: str, calls: int) -> float:
+    def single(env_id: str, dispatch: bool = False) -> Callable[[int], object]:
         single_env = gym.make(env_id)
+        if dispatch:
+            single_env.unwrapped._by_address = None  # the loop through numba's dispatch
         single_env.reset(seed=0)
         single_env.action_space.seed(0)
         sampled = [single_env.action_space.sample() for _ in range(1024)]
@@ -81,15 +77,36 @@ def main() -> None:
             if terminated or truncated:
                 single_env.reset()
 
-        return best_microseconds(run, calls, args.repeats)
+        return run
 
-    ours = single("TwoLink-v0", 100_000)
-    acrobot = single("Acrobot-v1", 20_000)
+    runners: dict[str, tuple[Callable[[int], object], int]] = {
+        "step": (lambda i: env.step(actions[i & 3]), 2_000),
+        "dispatch": (lambda i: loop(*loop_args), 2_000),
+        "single": (single("TwoLink-v0"), 10_000),
+        "acrobot": (single("Acrobot-v1"), 2_000),
+    }
+    if by_address is not None:
+        runners["address"] = (lambda i: by_address(), 2_000)
+        runners["single_dispatch"] = (single("TwoLink-v0", dispatch=True), 10_000)
+    best = dict.fromkeys(runners, float("inf"))
+    for _ in range(args.repeats):
+        for name, (run, calls) in runners.items():
+            best[name] = min(best[name], burst_microseconds(run, calls))
+
     where = Path(twolink_gym.__file__).resolve().parent.parent
-    print(
-        f"{where}: N=16 step {step:.2f} µs, loop {loop_time:.2f} µs, ratio {step / loop_time:.2f}x"
-        f" | single {ours:.2f} µs, Acrobot-v1 {acrobot:.2f} µs, ratio {acrobot / ours:.2f}x"
+    step, dispatch, ours, acrobot = best["step"], best["dispatch"], best["single"], best["acrobot"]
+    print(f"{where}:")
+    line = (
+        f"  N=16 step {step:.2f} µs | loop by dispatch {dispatch:.2f} µs ({step / dispatch:.2f}x)"
     )
+    if "address" in best:
+        line += f" | loop by address {best['address']:.2f} µs ({step / best['address']:.2f}x)"
+    print(line)
+    line = f"  single {ours:.2f} µs | Acrobot-v1 {acrobot:.2f} µs | ratio {acrobot / ours:.2f}x"
+    if "single_dispatch" in best:
+        slow = best["single_dispatch"]
+        line += f" | single, loop by dispatch {slow:.2f} µs ({acrobot / slow:.2f}x)"
+    print(line)
 
 
 if __name__ == "__main__":
