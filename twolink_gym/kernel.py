@@ -530,13 +530,15 @@ def call_table(arguments: tuple[Any, ...]) -> NDArray[np.int64]:
 @kernel(inline=True)
 def _vector(table: NDArray[np.int64], j: int, dtype: Any) -> Any:
     """Loop argument ``j`` of a call table, a vector of ``dtype``."""
-    return carray(pointer_to(table[3 * j], dtype), (table[3 * j + 1],))
+    k = _TABLE_ENTRY * j
+    return carray(pointer_to(table[k], dtype), (table[k + 1],))
 
 
 @kernel(inline=True)
 def _matrix(table: NDArray[np.int64], j: int, dtype: Any) -> Any:
     """Loop argument ``j`` of a call table, a matrix of ``dtype``."""
-    return carray(pointer_to(table[3 * j], dtype), (table[3 * j + 1], table[3 * j + 2]))
+    k = _TABLE_ENTRY * j
+    return carray(pointer_to(table[k], dtype), (table[k + 1], table[k + 2]))
 
 
 def _by_address_template(address: int) -> None:
