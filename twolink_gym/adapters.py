@@ -34,7 +34,7 @@ __all__ = ["BoundStepLoop", "check_render_mode", "draw", "new_renderer"]
 class BoundStepLoop:
     """The task's compiled step loops, bound once to an env's arrays.
 
-    Mixed into both envs. The env's arrays (``_arms`` ``(n, 9)``, ``_state``
+    Mixed into both envs. The env's arrays (``_arms`` ``(n, 12)``, ``_state``
     ``(n, 4)``, ``_goal``, ``_last_action`` ``(n, 2)``, ``_buffers``,
     ``_elapsed`` ``(n,)``) are updated in place from step to step, never
     rebound, so a step calls the loop (:meth:`_step_loop`) without rebuilding

@@ -264,7 +264,7 @@ class Simulation:
 
     # -- the step kernel -------------------------------------------------
     def arms(self, params: Sequence[ArmParams] | None, n: int) -> Array:
-        """Arm vectors ``(n, 9)`` of ``params`` (one per copy), or of :attr:`params` for all."""
+        """Arm vectors ``(n, 12)`` of ``params`` (one per copy), or of :attr:`params` for all."""
         return arm_vectors(self.params if params is None else params, n)
 
     def buffers(self, n: int) -> StepBuffers:
@@ -317,7 +317,7 @@ class Simulation:
 
         Parameters
         ----------
-        arms : ndarray, shape (n, 9)
+        arms : ndarray, shape (n, 12)
             Arm vectors (:meth:`arms`).
         state : ndarray, shape (n, 4), C-contiguous
         goal : ndarray, shape (n, goal_size), C-contiguous
