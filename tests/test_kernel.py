@@ -557,7 +557,7 @@ def test_threads_default_to_one_and_pass_through_make_vec():
 @needs_compiler
 @pytest.mark.parametrize("task", ["reach", "balance", "track", "swingup"])
 def test_step_by_address_steps_as_the_step_loop_bit_for_bit(task):
-    """The single env's call by address runs the same machine code as the loop's dispatch."""
+    """The envs' call by address runs the same machine code as the loop's dispatch."""
     from twolink_gym.kernel import call_table, step_kernels
 
     sim = Simulation.create(task=task)

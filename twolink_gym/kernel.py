@@ -4,7 +4,7 @@ This module holds the interface every task kernel is written against (the
 named tuples :class:`Arm`, :class:`Step` and :class:`Outcome`, and
 :class:`TaskKernel`, the one statement of its signature) and the one loop that
 runs a task kernel over a batch of arms. :func:`step_kernels` compiles three
-copies of that loop per task:
+copies of that loop per task, and a caller of the first by address:
 
 ``step``
     one control step of every arm on the calling thread: RK4 of the
@@ -14,7 +14,9 @@ copies of that loop per task:
     the same, with the arms spread over numba's thread pool (``prange``);
 ``observe``
     the task kernel and the observation of every arm where it is (episode
-    starts, and :meth:`Task.evaluate <twolink_gym.tasks.Task.evaluate>`).
+    starts, and :meth:`Task.evaluate <twolink_gym.tasks.Task.evaluate>`);
+``step_by_address``
+    ``step`` on the arrays whose :func:`call_table` lies at an address.
 
 The single env calls ``step`` with one arm, the vector env ``step`` or
 ``step_parallel`` with all its copies: the same per-arm machine code, so
@@ -23,9 +25,10 @@ that calls the module-level names ``task_kernel``, ``Options`` and ``Memory``;
 each task gets its own compiled copies with those names bound to its kernel
 and its named tuple types (:func:`twolink_gym._jit.bound_kernel`), built on
 first use (memoised per process), compiled on their first call and cached on
-disk under a key of the sources they embed. The arrays cross from Python as
-arrays (numba's fast argument path); the named tuples are built inside the
-compiled loop (:func:`from_vector`), where they cost nothing.
+disk under a key of the sources they embed. The envs' arrays cross from Python
+once, as the addresses in their call table (``step_by_address``: one integer
+per call instead of twelve arrays to check and unbox); the named tuples are
+built inside the compiled loop (:func:`from_vector`), where they cost nothing.
 
 Array arguments of the loop (``n`` arms; all C-contiguous), in order
 (:data:`LOOP_ARGUMENTS`)::
@@ -434,8 +437,8 @@ class StepKernels(NamedTuple):
     """The compiled loops of one task (see the module notes for their arguments).
 
     ``step_by_address(address)`` is ``step`` on the arrays of the
-    :func:`call_table` at ``address`` (``table.ctypes.data``): what the single
-    env calls per step. numba's dispatch checks and unboxes each array argument
+    :func:`call_table` at ``address`` (``table.ctypes.data``): what both envs
+    call per step on one thread. numba's dispatch checks and unboxes each array argument
     (about 80 ns apiece); one integer crosses instead of twelve arrays, and the
     same machine code runs per arm. Not with ``NUMBA_DISABLE_JIT=1`` (there is
     no memory to point into from Python): call ``step`` there.
