@@ -1,0 +1,94 @@
+"""The robustness models of the JAX env (per episode and per step): the hook points.
+
+The JAX env (:class:`twolink_gym.jax.env.TwoLinkJaxEnv`) calls a
+:class:`Models` object at four points; :func:`build` makes it from the validated
+env settings. This module holds the ideal models (no randomisation, no noise,
+ideal motors): :func:`build` rejects the settings it does not model yet.
+
+Hook points (all pure, jittable; ``params.models`` holds their parameters):
+
+``draw_arm(key, params) -> Arm``
+    The episode's arm at reset (ideal: ``params.arm``).
+``init_actuator(key, params, dtype) -> pytree``
+    The actuator model's state at reset (ideal: ``()``).
+``actuate(key, command (2,), actuator, params) -> (applied (2,), actuator)``
+    The applied normalised action from the command, before the dynamics (ideal: the command).
+``observe(key, obs, params) -> obs``
+    The returned observation from the kernel's (ideal: unchanged).
+``bounds(low, high) -> (low, high)``
+    The observation space's bounds (numpy, float64) from the kernel's.
+``info(state) -> dict``
+    Extra ``info`` entries (ideal: none).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import numpy as np
+
+from twolink_gym.env_config import ideal_defaults
+
+__all__ = ["Models", "build"]
+
+
+class Models:
+    """The ideal models (see the module notes)."""
+
+    def params(self, dtype: Any) -> Any:
+        """The models' parameters for ``EnvParams.models`` (ideal: ``None``)."""
+        return None
+
+    def draw_arm(self, key: jax.Array, params: Any) -> Any:
+        """The episode's arm: the nominal one."""
+        return params.arm
+
+    def init_actuator(self, key: jax.Array, params: Any, dtype: Any) -> Any:
+        """No actuator state."""
+        return ()
+
+    def actuate(
+        self, key: jax.Array, command: jax.Array, actuator: Any, params: Any
+    ) -> tuple[jax.Array, Any]:
+        """The command itself."""
+        return command, actuator
+
+    def observe(self, key: jax.Array, obs: jax.Array, params: Any) -> jax.Array:
+        """The kernel's observation itself."""
+        return obs
+
+    def bounds(self, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The kernel's bounds."""
+        return low, high
+
+    def info(self, state: Any) -> dict[str, Any]:
+        """No entries."""
+        return {}
+
+
+def build(checked: dict[str, Any]) -> Models:
+    """The models of validated env settings (:meth:`EnvConfig.checked`).
+
+    Raises
+    ------
+    ValueError
+        Naming a robustness setting that the JAX env does not model yet.
+    """
+    ideal = ideal_defaults()
+    given = {
+        "randomize": checked["randomize"] is not None,
+        "obs_noise": checked["obs_noise"] is not None,
+        "torque_noise": checked["torque_noise"] != ideal["torque_noise"],
+        "torque_response": checked["torque_response"] != ideal["torque_response"],
+        "action_delay": checked["action_delay"] != ideal["action_delay"],
+    }
+    unsupported = sorted(name for name, set_ in given.items() if set_)
+    if checked["observation"] != "state":
+        unsupported.append("observation")
+    if unsupported:
+        raise ValueError(
+            f"the JAX env does not model the setting(s) {unsupported} yet; "
+            "use their defaults (ideal arm, full state observation)"
+        )
+    return Models()

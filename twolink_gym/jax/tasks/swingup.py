@@ -1,0 +1,61 @@
+"""The twin of :class:`twolink_gym.tasks.SwingupTask` (:func:`~twolink_gym.tasks.swingup.swingup_kernel`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from twolink_gym.jax.tasks import TaskTwin, register_twin
+from twolink_gym.jax.tasks.common import control_factor, perturbed_state, upright_terms
+from twolink_gym.kernel import Outcome
+from twolink_gym.tasks import SwingupTask
+from twolink_gym.tasks.base import HANGING, UPRIGHT
+from twolink_gym.tasks.swingup import SwingupMemory, SwingupTerms
+
+__all__ = ["SwingupTwin"]
+
+
+@register_twin
+class SwingupTwin(TaskTwin):
+    """Swing up from hanging and hold upright (see :class:`~twolink_gym.tasks.SwingupTask`)."""
+
+    task_class = SwingupTask
+
+    def sample(self, key: jax.Array, params: Any, arm: Any) -> tuple[jax.Array, jax.Array]:
+        """Hanging, perturbed; anywhere (``explore_fraction``) or near upright (``catch_fraction``)."""
+        e = params.episode
+        pick, draw = jax.random.split(key)
+        u = jax.random.uniform(pick, (), e["explore_fraction"].dtype)
+        hanging = perturbed_state(draw, HANGING, e["init_angle_noise"], e["init_speed_noise"])
+        pi = jnp.asarray(jnp.pi, u.dtype)
+        anywhere = perturbed_state(draw, HANGING, pi, e["explore_speed"])
+        catch = perturbed_state(draw, UPRIGHT, e["catch_angle"], e["catch_speed"])
+        explore = u < e["explore_fraction"]
+        caught = u < e["explore_fraction"] + e["catch_fraction"]
+        state = jnp.where(explore, anywhere, jnp.where(caught, catch, hanging))
+        return state, jnp.zeros((0,), u.dtype)
+
+    def kernel(
+        self, arm: Any, options: Any, x: Any, goal: jax.Array, memory: SwingupMemory
+    ) -> tuple[Outcome, SwingupTerms, SwingupMemory, jax.Array]:
+        """The bounded reward, its factors, success, and the fall once up (``fall_angle > 0``)."""
+        upright, still, dist, success = upright_terms(x, options)
+        inside = dist <= options.fall_angle
+        fell = (options.fall_angle > 0.0) & (memory.was_up > 0.0) & jnp.logical_not(inside)
+        was_up = jnp.where(inside, jnp.ones_like(memory.was_up), memory.was_up)
+        height = 0.5 * jnp.sqrt((1.0 + x.s1) * (1.0 + x.s12))
+        ctrl = control_factor(x.a1, x.a2, options.ctrl_weight)
+        smooth = control_factor(x.a1 - memory.a1, x.a2 - memory.a2, 0.25 * options.smooth_weight)
+        w = options.height_weight
+        terms = SwingupTerms(
+            reward_height=height,
+            reward_upright=upright,
+            reward_still=still,
+            reward_ctrl=ctrl,
+            reward_smooth=smooth,
+        )
+        reward = ctrl * smooth * (w * height + (1.0 - w) * upright * still)
+        memory = SwingupMemory(was_up=was_up, a1=x.a1, a2=x.a2)
+        return Outcome(reward, fell, success, dist), terms, memory, jnp.zeros((0,), dist.dtype)
