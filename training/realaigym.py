@@ -4,7 +4,10 @@
 ``robustness`` run policies through RealAIGym's protocol
 (:mod:`twolink_gym.realaigym.protocol`) and print their rows beside the
 published v2 boards (:data:`twolink_gym.realaigym.boards.PUBLISHED`, numbers
-cited with their source). A policy is a controller name (default gains, or a
+cited with their source). ``v3`` runs policies through the ICRA 2025 protocol
+(:mod:`twolink_gym.realaigym.v3`: 60 s, 15 pushes, scored by uptime) and prints
+them beside its published results (:data:`~twolink_gym.realaigym.boards.PUBLISHED_V3`);
+``score --version v3`` scores a v3 trajectory. A policy is a controller name (default gains, or a
 RealAIGym variant of :data:`twolink_gym.realaigym.controllers.VARIANTS`),
 ``pretrained:NAME``, or a run folder: agents act in the env of their own config
 (its ``dt`` a multiple of 2 ms, the command held in between, its ``max_torque``
@@ -119,6 +122,17 @@ def _folder_name(spec: str) -> str:
 
 def cmd_score(args: argparse.Namespace) -> int:
     """Print the criteria and the score of one trajectory file."""
+    if args.version == "v3":
+        from twolink_gym.realaigym.v3 import score_v3
+
+        v3 = score_v3(read_csv(args.file)).as_dict()
+        if args.json:
+            print(json.dumps({**v3, "robot": args.robot, "version": "v3"}))
+            return 0
+        print(f"{'n_swingups':16s} {v3['n_swingups']}")
+        print(f"{'uptime':16s} {v3['uptime']:.6f} s")
+        print(f"{'score':16s} {v3['score']:.6f}  (RealAI score v3, {args.robot})")
+        return 0
     c = criteria(read_csv(args.file), args.robot, args.version)
     s = score(c, args.version)
     if args.json:
@@ -275,8 +289,91 @@ def _plot_families(results: dict[str, Any], folder: Path, spec: str) -> None:
         plt.close(fig)
 
 
+def write_scores_v3(path: Path, numbers: dict[str, Any]) -> Path:
+    """``scores_v3.csv`` in the publisher's layout: a header and one row, floats as Python prints them."""
+    path.write_text(
+        "#swingups,Uptime [s],RealAI Score\n"
+        f"{float(numbers['n_swingups'])!r},{numbers['uptime']!r},{numbers['score']!r}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def cmd_v3(args: argparse.Namespace) -> int:
+    """Run each policy through the v3 protocol; write its trajectory, scores and plot; print the board."""
+    from twolink_gym.realaigym.v3 import STEPS, run_v3, score_v3
+
+    out = Path(args.out)
+    runners = [(spec, policy_runner(spec, args.robot)) for spec in args.policies]
+    rows = []
+    for spec, runner in runners:
+        result = run_v3(runner, args.robot, progress=_progress(STEPS, spec))
+        numbers = score_v3(result.trajectory).as_dict()
+        folder = out / _folder_name(spec)
+        folder.mkdir(parents=True, exist_ok=True)
+        write_csv(folder / "sim_swingup.csv", result.trajectory)
+        write_scores_v3(folder / "scores_v3.csv", numbers)
+        _plot_v3(result, folder / "timeseries.png", f"{spec} ({args.robot}, v3)")
+        rows.append({"policy": spec, "robot": args.robot, **_agent_details(spec), **numbers})
+    print(_v3_table(rows, args.robot))
+    (out / "v3.json").write_text(json.dumps(rows, indent=1) + "\n")
+    return 0
+
+
+def _v3_table(rows: list[dict[str, Any]], robot: str) -> str:
+    from twolink_gym.realaigym.boards import PUBLISHED_V3
+
+    board = PUBLISHED_V3["v3"][robot]
+    entries = [(r["controller"] + " (published)", r, None) for r in board["rows"]]
+    entries += [(r["policy"] + " (ours)", r, None) for r in rows]
+    w = _name_width(entries)
+    lines = [
+        f"RealAIGym {robot} simulation v3, ICRA 2025 (published: {board['source']})",
+        f"{'controller':{w}s} {'#swingups':>9s} {'uptime':>8s} {'score':>6s}",
+    ]
+    for name, r, _ in sorted(entries, key=lambda e: -e[1]["score"]):
+        lines.append(f"{name:{w}s} {r['n_swingups']:9d} {r['uptime']:8.3f} {r['score']:6.3f}")
+    return "\n".join(lines)
+
+
+def _plot_v3(result: Any, path: Path, title: str) -> None:
+    """Angles, velocities and torques over the run, the pushes shaded, the uptime rows marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from twolink_gym.realaigym.v3 import LINKS
+
+    tr = result.trajectory
+    t = tr.t
+    l1, l2 = LINKS
+    height = -l1 * np.cos(tr.x[:, 0]) - l2 * np.cos(tr.x[:, 0] + tr.x[:, 1])
+    fig, axes = plt.subplots(4, 1, figsize=(10, 8), sharex=True)
+    series = (
+        (tr.x[:, :2], ("q1", "q2"), "angle [rad]"),
+        (tr.x[:, 2:], ("q̇1", "q̇2"), "velocity [rad/s]"),
+        (tr.u, ("τ1", "τ2"), "torque [N·m]"),
+        (height[:, None], ("tip height",), "height [m]"),
+    )
+    edges = np.flatnonzero(np.diff(np.r_[0, result.pushed.astype(int), 0]))
+    for ax, (values, names, label) in zip(axes, series, strict=True):
+        for j, name in enumerate(names):
+            ax.plot(t, values[:, j], lw=0.6, label=name)
+        for start, stop in zip(edges[::2], edges[1::2], strict=True):
+            ax.axvspan(t[start], t[stop - 1], color="0.8", lw=0)
+        ax.set_ylabel(label)
+        ax.legend(loc="upper right", fontsize=7)
+    axes[-1].axhline(0.9 * (l1 + l2), color="k", lw=0.6, ls="--")
+    axes[-1].set_xlabel("time [s] (pushes shaded; dashed: the uptime line)")
+    axes[0].set_title(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+
+
 def add_parser(sub: Any) -> None:
-    """Add ``realaigym`` with its ``score``, ``performance`` and ``robustness`` sub-commands."""
+    """Add ``realaigym`` with its ``score``, ``performance``, ``robustness`` and ``v3`` sub-commands."""
     p = sub.add_parser(
         "realaigym",
         help="RealAIGym's acrobot/pendubot boards: score a trajectory, run policies",
@@ -287,7 +384,7 @@ def add_parser(sub: Any) -> None:
     s = inner.add_parser("score", help="criteria and score of a sim_swingup.csv trajectory")
     s.add_argument("file", help="a trajectory in RealAIGym's CSV format")
     s.add_argument("--robot", required=True, choices=robots)
-    s.add_argument("--version", default="v2", choices=("v1", "v2"))
+    s.add_argument("--version", default="v2", choices=("v1", "v2", "v3"))
     s.add_argument("--json", action="store_true", help="print one JSON object (key score)")
     s.set_defaults(func=cmd_score)
     for name, func, text in (
@@ -303,3 +400,10 @@ def add_parser(sub: Any) -> None:
                 "--seed", type=int, default=None, help="noise and pulses (default: unseeded)"
             )
         q.set_defaults(func=func)
+    q = inner.add_parser(
+        "v3", help="run policies through the v3 protocol (ICRA 2025: 60 s, 15 pushes)"
+    )
+    q.add_argument("policies", nargs="+", metavar="POLICY")
+    q.add_argument("--robot", required=True, choices=robots)
+    q.add_argument("--out", required=True, help="output folder (one sub-folder per policy)")
+    q.set_defaults(func=cmd_v3)

@@ -5,7 +5,8 @@ tables of the DFKI underactuated lab) scores a swing-up from one recorded
 trajectory: 10 s at 2 ms from rest hanging down. :mod:`.scoring` reads and
 writes trajectories in their CSV format and computes their criteria and their
 v1 (archived) and v2 (current) scores exactly as the published numbers were
-computed. Only numpy is needed.
+computed. :mod:`.v3` is the ICRA 2025 protocol (60 s with 15 pushes, scored by
+the time the tip is up) and its scorer. Only numpy is needed.
 """
 
 from twolink_gym.realaigym.scoring import (
