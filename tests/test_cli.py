@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from twolink_gym.training import cli
 from twolink_gym.training.cli import main
+from twolink_gym.training.commands import _setup as sources
 
 from twolink_gym import pretrained
 from twolink_gym.controllers import CONTROLLERS
@@ -322,6 +322,8 @@ def test_agents_lists_every_shipped_agent(capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_default_output_names() -> None:
-    setup = cli.evaluation_setup(["pretrained:balance_sac", "lqr"])
+    setup = sources.evaluation_setup(["pretrained:balance_sac", "lqr"])
     assert setup.name == "balance_sac" and setup.policies == ["pretrained:balance_sac", "lqr"]
-    assert cli.default_output("compare", setup, setup.policies) == Path("runs/compare/balance_sac")
+    assert sources.default_output("compare", setup, setup.policies) == Path(
+        "runs/compare/balance_sac"
+    )
