@@ -327,3 +327,231 @@ def test_default_output_names() -> None:
     assert sources.default_output("compare", setup, setup.policies) == Path(
         "runs/compare/balance_sac"
     )
+
+
+# -- #43: what a newcomer trips over ---------------------------------------------------
+REPO = Path(__file__).resolve().parents[1]
+SHIPPED = REPO / "configs"
+
+
+def test_every_command_adds_its_own_parser() -> None:
+    import argparse
+    import importlib
+
+    from twolink_gym.training.commands import COMMANDS
+
+    for name in COMMANDS:
+        module = importlib.import_module(f"twolink_gym.training.commands.{name}")
+        parser = argparse.ArgumentParser()
+        sub = parser.add_subparsers(dest="command")
+        module.add_parser(sub)
+        assert list(sub.choices) == [name], name
+        assert callable(sub.choices[name].get_default("func"))
+    assert {"watch", "configs"} <= set(COMMANDS)
+
+
+def test_resume_hint_continues_the_run_with_its_overrides(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    state = {"armed": True}
+
+    class Interrupt(BaseCallback):  # Ctrl-C after the first rollout
+        def _on_step(self) -> bool:
+            if state["armed"] and self.num_timesteps >= 64:
+                state["armed"] = False
+                raise KeyboardInterrupt
+            return True
+
+    original = PPO.learn
+
+    def learn(self, total_timesteps, callback=None, **kwargs):  # type: ignore[no-untyped-def]
+        return original(self, total_timesteps, callback=[callback, Interrupt()], **kwargs)
+
+    monkeypatch.setattr(PPO, "learn", learn)
+    path = training_config(tmp_path, total_timesteps=256)
+    assert main(["train", str(path), "--set", "train.run_name=ctrlc"]) == 130
+    out = capsys.readouterr().out
+    (hint,) = [line for line in out.splitlines() if line.startswith("continue with: ")]
+    argv = hint.removeprefix("continue with: ").split()
+    assert argv[:2] == ["twolink", "train"]
+    # follow the hint from another working folder: the run folder alone carries the config
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    argv = [a if a.startswith("-") or a == "train" else f"../{a}" for a in argv[2:]]
+    assert main(["train", *argv]) == 0
+    summary = json.loads((tmp_path / "runs/ctrlc/train_summary.json").read_text())
+    assert summary["interrupted"] is False
+    assert summary["timesteps"] == 256  # the config's total: 4 rollouts of 2 envs x 32 steps
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["ctrlc"]
+    assert not (elsewhere / "runs").exists()
+    # without a config, --resume is needed
+    assert main(["train"]) == 2
+    assert "--resume RUN" in capsys.readouterr().err
+
+
+def test_compare_refuses_to_replace_a_comparison_unless_asked(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    base = ["compare", "--task", "balance", "--episodes", "2", "--no-trajectories"]
+    assert main([*base, "--controllers", "lqr", "pd_gravity"]) == 0
+    out = capsys.readouterr().out
+    # the header of evaluate: the task and the episode seeds (evaluate.seed's default, 1000000)
+    assert "Task 'balance', 2 episodes (seeds 1000000..1000001), identical for every policy:" in out
+    folder = Path("runs/compare/balance")
+    table = (folder / "table.md").read_bytes()
+    before = files_under(folder)
+    assert {"lqr", "pd_gravity"} <= before
+
+    assert main([*base, "--controllers", "lqr"]) == 2
+    err = capsys.readouterr().err
+    assert "already holds a comparison" in err and "--overwrite" in err and str(folder) in err
+    assert files_under(folder) == before and (folder / "table.md").read_bytes() == table
+
+    assert main([*base, "--controllers", "lqr", "--overwrite"]) == 0
+    summary = json.loads((folder / "summary.json").read_text())
+    assert [p["policy"] for p in summary["policies"]] == ["lqr"]
+    assert not (folder / "pd_gravity").exists()  # no stale policy folder left beside it
+    assert (folder / "lqr" / "episodes.csv").is_file()
+
+
+def test_trajectory_torque_panels_have_legends_and_distinct_lines() -> None:
+    import matplotlib.pyplot as plt
+    from twolink_gym.training.compare import trajectory_figure
+    from twolink_gym.training.config import eval_config_from_dict
+    from twolink_gym.training.evaluate import evaluate_policies
+
+    cfg = eval_config_from_dict({"env": {"task": "balance"}}, "test")
+    _, results = evaluate_policies(["lqr", "pd_gravity", "computed_torque"], cfg, episodes=1)
+    # twelve copies of each: 36 exactly overlapping lines, each must still be told apart
+    many = [r for r in results for _ in range(12)]
+    fig = trajectory_figure(many, "balance", 0.1)
+    try:
+        for ax in fig.axes:
+            legend = ax.get_legend()
+            assert legend is not None
+            assert [t.get_text() for t in legend.get_texts()][: len(many)] == [
+                r.label for r in many
+            ]
+            lines = [ln for ln in ax.get_lines() if ln.get_label() in {r.label for r in many}]
+            styles = [(ln.get_color(), ln.get_linestyle(), ln.get_linewidth()) for ln in lines]
+            assert len(styles) == len(many) == len(set(styles))
+    finally:
+        plt.close(fig)
+
+
+def test_evaluate_names_a_missing_run_folder(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["evaluate", "runs/doesnotexist"]) == 2
+    err = capsys.readouterr().err
+    assert "no such run folder or model: runs/doesnotexist" in err
+    assert main(["evaluate", "--task", "balance", "lqr", "runs/doesnotexist/model.zip"]) == 2
+    assert "no such run folder or model: runs/doesnotexist/model.zip" in capsys.readouterr().err
+    assert main(["evaluate", "--task", "balance", "lqrr"]) == 2
+    assert "policy 'lqrr' is neither a controller" in capsys.readouterr().err
+    assert not Path("runs").exists()
+
+
+def test_configs_lists_and_copies_the_shipped_configs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["configs"]) == 0
+    listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()[:-2] if line]
+    assert listed == sorted(p.stem for p in SHIPPED.glob("*.yaml"))
+
+    assert main(["configs", "reach_ppo", "--out", "mine.yaml"]) == 0
+    assert Path("mine.yaml").read_bytes() == (SHIPPED / "reach_ppo.yaml").read_bytes()
+    Path("mine.yaml").write_text("# edited\n")
+    assert main(["configs", "reach_ppo", "--out", "mine.yaml"]) == 2  # nothing lost silently
+    assert "already exists" in capsys.readouterr().err
+    assert Path("mine.yaml").read_text() == "# edited\n"
+    Path("folder").mkdir()
+    assert main(["configs", "balance_sac", "--out", "folder"]) == 0
+    assert (
+        Path("folder/balance_sac.yaml").read_bytes() == (SHIPPED / "balance_sac.yaml").read_bytes()
+    )
+    assert main(["configs", "nope", "--out", "x.yaml"]) == 2
+    assert "reach_ppo" in capsys.readouterr().err and not Path("x.yaml").exists()
+
+
+def test_commands_take_a_shipped_config_by_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the working folder is an empty temporary one: no configs/ folder here
+    tiny = [
+        "algo.hyperparams.n_steps=32",
+        "algo.hyperparams.batch_size=32",
+        "algo.hyperparams.n_epochs=1",
+        "train.n_envs=2",
+        "train.total_timesteps=64",
+        "train.eval_freq=0",
+        "train.checkpoint_freq=0",
+        "train.progress_bar=false",
+        "train.run_name=byname",
+    ]
+    assert main(["train", "default", *(a for s in tiny for a in ("--set", s))]) == 0
+    saved = yaml.safe_load(Path("runs/byname/config.yaml").read_text())
+    shipped = yaml.safe_load((SHIPPED / "default.yaml").read_text())
+    assert saved["env"]["task"] == shipped["env"]["task"]
+    assert saved["algo"]["hyperparams"]["gamma"] == shipped["algo"]["hyperparams"]["gamma"]
+
+    assert main(["evaluate", "balance_ppo", "lqr", "--episodes", "2"]) == 0
+    summary = json.loads(Path("runs/evaluate/balance_ppo/summary.json").read_text())
+    assert summary["task"] == "balance" and summary["episodes"] == 2
+    # the README's path from a clone's root, run elsewhere: the error names the shipped one
+    assert main(["run", "configs/reach_ppo.yaml"]) == 2
+    err = capsys.readouterr().err
+    assert "no such config file 'configs/reach_ppo.yaml'" in err and "'reach_ppo'" in err
+
+
+def test_help_and_configs_work_without_the_train_extra(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    # the core install: the train extra's modules cannot be imported
+    code = """
+import sys
+from importlib.machinery import PathFinder
+
+BLOCKED = {"yaml", "stable_baselines3", "sb3_contrib", "torch", "matplotlib", "optuna"}
+
+class NotInstalled:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, NotInstalled())
+from twolink_gym.training.cli import main
+command = sys.argv[1:]
+try:
+    code = main(command)
+except SystemExit as exc:
+    code = exc.code
+sys.exit(code)
+"""
+
+    def twolink(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", code, *args],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    result = twolink("--help")
+    assert result.returncode == 0, result.stderr
+    assert "watch" in result.stdout and "configs" in result.stdout
+    for command in ("train", "evaluate", "watch", "configs"):
+        assert twolink(command, "--help").returncode == 0, command
+    result = twolink("configs")
+    assert result.returncode == 0, result.stderr
+    assert "reach_ppo" in result.stdout
+    result = twolink("train", "reach_ppo")
+    assert result.returncode == 2
+    assert 'pip install "twolink-gym[train]"' in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "runs").exists()

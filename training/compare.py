@@ -14,6 +14,7 @@ Writes, into the output folder::
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,11 +39,15 @@ from twolink_gym.training.evaluate import (
 )
 
 __all__ = [
+    "OUTPUT_FILES",
+    "check_output",
     "compare",
     "field_metrics_table",
     "markdown_table",
     "plot_distributions",
     "plot_learning_curves",
+    "plot_trajectory",
+    "trajectory_figure",
 ]
 
 #: Tasks whose distance is plotted on a linear axis (a swing-up's tilt falls from
@@ -211,24 +216,47 @@ def plot_distributions(
     plt.close(fig)
 
 
+#: Line styles that tell the policies of one panel apart where their lines overlap.
+_LINE_STYLES = ("-", "--", ":", "-.")
+
+
+def _line_style(i: int) -> dict[str, Any]:
+    """The colour, dash pattern and width of policy ``i``: no two policies of one plot alike."""
+    return {
+        "color": f"C{i % 10}",
+        "ls": _LINE_STYLES[(i // 10 + i) % len(_LINE_STYLES)],
+        "lw": 2.2 - 0.3 * (i % 4),
+    }
+
+
 def plot_trajectory(
     results: Sequence[Rollouts], task: str, tolerance: float, path: Path, episode: int = 0
 ) -> None:
     """Distance to the goal and each joint's torque over time, one example episode per policy.
 
-    Three panels (distance, base torque, elbow torque), one line per policy in
-    the same colour across panels, so that the torques of many policies stay
-    readable.
+    Three panels (distance, base torque, elbow torque), each with its legend;
+    a policy has the same colour, dash pattern and width in every panel, and
+    no two policies have the same, so that overlapping lines stay apart.
     """
+    fig = trajectory_figure(results, task, tolerance, episode)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def trajectory_figure(
+    results: Sequence[Rollouts], task: str, tolerance: float, episode: int = 0
+) -> Any:
+    """The matplotlib figure of :func:`plot_trajectory` (the caller closes it)."""
     fig, axes = plt.subplots(1, 3, figsize=(15, 4))
     for i, r in enumerate(results):
+        style = _line_style(i)
         d = r.distance[episode]
         t = np.arange(d.size) * r.dt
-        axes[0].plot(t, d, color=f"C{i}", label=r.label)
+        axes[0].plot(t, d, label=r.label, **style)
         a = r.actions[episode]
         ta = np.arange(1, a.shape[0] + 1) * r.dt
         for joint in (0, 1):
-            axes[1 + joint].plot(ta, a[:, joint], color=f"C{i}", lw=1, alpha=0.85)
+            axes[1 + joint].plot(ta, a[:, joint], label=r.label, alpha=0.85, **style)
     axes[0].axhline(tolerance, color="k", ls="--", lw=0.8, label="tolerance")
     if task not in _LINEAR_DISTANCE:
         axes[0].set_yscale("log")
@@ -246,10 +274,9 @@ def plot_trajectory(
         )
     for ax in axes:
         ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=8)
+        ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    return fig
 
 
 def compare(
@@ -260,6 +287,7 @@ def compare(
     controllers: Sequence[str] | None = None,
     episodes: int | None = None,
     trajectories: bool = True,
+    overwrite: bool = False,
 ) -> tuple[str, EpisodeSet, list[Rollouts]]:
     """Evaluate agents and controllers on one episode set; write the table and plots.
 
@@ -278,6 +306,10 @@ def compare(
         Override the number of episodes.
     trajectories : bool
         Also write per-policy ``trajectories.npz`` files (large; off for docs/).
+    overwrite : bool
+        Replace a comparison that ``out_dir`` already holds: its files and its
+        policies' folders (other files are kept). Without it such a folder
+        raises ``FileExistsError`` before anything runs.
 
     Returns
     -------
@@ -286,13 +318,51 @@ def compare(
     episode_set : EpisodeSet
     results : list of Rollouts
     """
+    earlier = check_output(Path(out_dir), overwrite)
     ctrl = list(cfg.evaluate.controllers if controllers is None else controllers)
     specs = [str(a) for a in agents] + ctrl
     episode_set, results = evaluate_policies(specs, cfg, episodes=episodes)
     table = markdown_table(results, cfg.env.task)
     with staged_output(out_dir) as out:
         _write_comparison(cfg, out, episode_set, results, table, trajectories)
+        written = {item.name for item in out.iterdir()}
+    for folder in earlier:  # an earlier comparison's policies that this one does not have
+        if folder.name not in written:
+            shutil.rmtree(folder)
     return table, episode_set, results
+
+
+#: The files :func:`compare` writes into its output folder, besides one folder per policy.
+OUTPUT_FILES = (
+    "table.md",
+    "field_metrics.md",
+    "summary.json",
+    "episode_set.npz",
+    "learning_curves.png",
+    "distributions.png",
+    "trajectory.png",
+)
+
+
+def check_output(out: Path, overwrite: bool) -> list[Path]:
+    """Refuse a folder that holds a comparison unless ``overwrite``; return its policy folders.
+
+    Raises
+    ------
+    FileExistsError
+        Naming the folder and how to proceed.
+    """
+    if not out.is_dir():
+        return []
+    existing = [name for name in OUTPUT_FILES if (out / name).exists()]
+    if not existing:
+        return []
+    if not overwrite:
+        raise FileExistsError(
+            f"{out} already holds a comparison ({', '.join(existing)}); give another --out, "
+            "or --overwrite to replace it (its files and policy folders are deleted)"
+        )
+    return [d for d in out.iterdir() if d.is_dir() and (d / "episodes.csv").is_file()]
 
 
 def _write_comparison(
