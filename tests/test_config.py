@@ -336,3 +336,67 @@ def test_an_evaluation_config_needs_only_env(tmp_path: Path) -> None:
 def test_a_run_config_writes_its_sections_in_order() -> None:
     cfg = config_from_dict(VALID)
     assert list(cfg.to_dict()) == ["env", "algo", "train", "evaluate"]
+
+
+# -- hyperparameter values: checked before anything is built (#43) -----------------------
+def _ppo(**hyperparams: object) -> dict:
+    data = {k: dict(v) for k, v in VALID.items()}
+    data["algo"] = {"name": "ppo", "hyperparams": {"n_steps": 64, **hyperparams}}
+    return data
+
+
+@pytest.mark.parametrize(
+    ("hyperparams", "key", "allowed"),
+    [
+        ({"learning_rate": "fast"}, "learning_rate", "a number > 0 or a linear schedule"),
+        ({"clip_range": "abc"}, "clip_range", "a number > 0 or a linear schedule"),
+        ({"n_steps": 0}, "n_steps", "an integer >= 1"),
+        ({"policy_kwargs": {"net_arch": [64, -64]}}, "policy_kwargs.net_arch", "layer widths"),
+        ({"gamma": 1.5}, "gamma", "a number in [0, 1]"),
+        ({"gae_lambda": -0.1}, "gae_lambda", "a number in [0, 1]"),
+        ({"n_epochs": 2.5}, "n_epochs", "an integer"),
+        ({"normalize_advantage": "yes"}, "normalize_advantage", "true or false"),
+        # 2 envs x 64 steps = a rollout of 128 steps
+        ({"batch_size": 256}, "batch_size", "in [2, 128]"),
+    ],
+)
+def test_bad_hyperparameter_values_name_key_file_and_allowed_values(
+    tmp_path: Path, hyperparams: dict, key: str, allowed: str
+) -> None:
+    path = write(tmp_path, _ppo(**hyperparams))
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: algo.hyperparams.{key} must be ")
+    assert allowed in message
+
+
+def test_bad_hyperparameter_from_an_override_names_it(tmp_path: Path) -> None:
+    path = write(tmp_path, _ppo())
+    with pytest.raises(ConfigError, match=r"algo\.hyperparams\.clip_range must be .*'abc'"):
+        load_config(path, ["algo.hyperparams.clip_range=abc"])
+
+
+@pytest.mark.parametrize(
+    ("name", "hyperparams"),
+    [
+        ("ppo", {"gamma": 1.0, "gae_lambda": 0.0, "batch_size": 128, "clip_range": "lin_0.2"}),
+        ("ppo", {"policy_kwargs": {"net_arch": {"pi": [8], "vf": [16, 16]}}, "target_kl": None}),
+        ("sac", {"ent_coef": "auto", "train_freq": [1, "episode"], "gradient_steps": -1}),
+        ("sac", {"ent_coef": "auto_0.1", "tau": 1.0, "learning_starts": 0}),
+        ("sac", {"ent_coef": 0.01, "batch_size": 512, "buffer_size": 10}),
+    ],
+)
+def test_edge_hyperparameter_values_are_accepted(
+    tmp_path: Path, name: str, hyperparams: dict
+) -> None:
+    data = _ppo()
+    data["algo"] = {"name": name, "hyperparams": hyperparams}
+    if name == "ppo":
+        data["algo"]["hyperparams"]["n_steps"] = 64
+    assert load_config(write(tmp_path, data)).algo.hyperparams == data["algo"]["hyperparams"]
+
+
+def test_sac_takes_no_auto_entropy_for_ppo(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"ent_coef must be a number >= 0"):
+        load_config(write(tmp_path, _ppo(ent_coef="auto")))

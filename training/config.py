@@ -506,6 +506,7 @@ def _validate(cfg: RunConfig) -> None:
     for key, value in positive.items():
         if value < 1:
             raise ConfigError(f"{src}: {key} must be >= 1, got {value}")
+    _check_hyperparam_values(cfg)
     name = cfg.train.run_name
     if name is not None and (name in ("", ".", "..") or "/" in name or "\\" in name):
         raise ConfigError(
@@ -521,6 +522,19 @@ def _validate(cfg: RunConfig) -> None:
     }.items():
         if value < 0:
             raise ConfigError(f"{src}: {key} must be >= 0, got {value}")
+
+
+def _check_hyperparam_values(cfg: RunConfig) -> None:
+    """Check each ``algo.hyperparams`` value's kind and range (:mod:`~twolink_gym.training.hyperparams`)."""
+    from twolink_gym.training.algorithms import ALGORITHMS
+    from twolink_gym.training.hyperparams import HyperparamError, check_values
+
+    if cfg.algo.name not in ALGORITHMS:  # not an SB3 class: checked by its own trainer
+        return
+    try:
+        check_values(ALGORITHMS[cfg.algo.name], cfg.algo.hyperparams, cfg.train.n_envs)
+    except HyperparamError as exc:
+        raise ConfigError(f"{cfg.source}: algo.hyperparams.{exc}") from exc
 
 
 def _check_keys(given: Mapping[str, Any], valid: Sequence[str], key: str, src: str) -> None:
