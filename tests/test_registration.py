@@ -10,17 +10,20 @@ pose, where neither task can terminate early.
 import inspect
 import math
 import os
+import warnings
 
 import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.envs.registration import EnvSpec, load_env_creator
+from gymnasium.utils.env_checker import check_env
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from gymnasium.wrappers import RenderCollection
 from wrapper_stack import time_limits
 
 import twolink_gym
 from twolink_gym import TwoLinkEnv, TwoLinkVectorEnv
+from twolink_gym.registration import EpisodeLengthWarning
 
 REACH_STEPS = 200  # 4 s at 0.02 s
 BALANCE_STEPS = 500  # 10 s at 0.02 s
@@ -205,12 +208,113 @@ def test_remake_from_spec_keeps_no_limit():
     assert time_limits(gym.make(env.spec)) == []
 
 
-@pytest.mark.parametrize("env_id", ["TwoLink-v0", *CONVENIENCE.values()])
-def test_entry_point_is_the_env_class_which_never_truncates(env_id):
+@pytest.mark.parametrize("env_id", ["TwoLink-v0", "TwoLinkTrack-v0", *CONVENIENCE.values()])
+def test_entry_point_builds_the_env_class_which_never_truncates(env_id):
     # every limit is gym.make's one TimeLimit: none hides inside the entry point
-    creator = load_env_creator(gym.spec(env_id).entry_point)
-    assert creator is TwoLinkEnv
-    assert time_limits(gym.make(env_id)) == [gym.spec(env_id).max_episode_steps]
+    spec = gym.spec(env_id)
+    env = load_env_creator(spec.entry_point)(**spec.kwargs, params=NO_GRAVITY)
+    assert type(env) is TwoLinkEnv
+    assert not isinstance(env, gym.Wrapper)
+    env.reset(seed=0, options={"state": UPRIGHT_STILL})
+    for _ in range(spec.max_episode_steps + 10):
+        assert env.step(np.zeros(2, dtype=np.float32))[3] is False
+    assert time_limits(gym.make(env_id)) == [spec.max_episode_steps]
+    vector = load_env_creator(spec.vector_entry_point)(num_envs=2, **spec.kwargs)
+    assert type(vector) is TwoLinkVectorEnv
+
+
+# -- TwoLink-v0's one length: a warning where it is not the task's ------------------
+
+
+@pytest.fixture
+def fresh_notices(monkeypatch):
+    """Forget which lengths were warned of (a notice is given once per process)."""
+    monkeypatch.setattr(twolink_gym.registration, "_noticed", set())
+
+
+@pytest.mark.parametrize(
+    ("task", "own_steps", "own_id"),
+    [
+        ("swingup", 750, "TwoLinkSwingup-v0"),
+        ("balance", 500, "TwoLinkBalance-v0"),
+        ("track", 500, "TwoLinkTrack-v0"),
+    ],
+)
+def test_twolink_v0_warns_when_its_length_is_not_the_tasks(fresh_notices, task, own_steps, own_id):
+    # the trap of issue 43: a swing-up cut at 200 of its 750 steps, in silence
+    with pytest.warns(EpisodeLengthWarning) as caught:
+        env = gym.make("TwoLink-v0", task=task, params=NO_GRAVITY)
+    (warning,) = caught
+    message = str(warning.message)
+    assert "200 steps" in message and f"max_episode_steps={own_steps}" in message
+    assert repr(own_id) in message
+    assert warning.filename == __file__  # attributed to the caller of gym.make
+    assert env.spec.max_episode_steps == GENERIC_STEPS  # what it warns of
+    if task != "track":  # (track's episodes follow a path: no still upright arm)
+        assert _episode_length(env) == GENERIC_STEPS
+
+
+def test_the_length_warning_names_the_length_at_the_envs_dt(fresh_notices):
+    with pytest.warns(EpisodeLengthWarning, match=r"lasts 400 steps at dt=0.01 s") as caught:
+        gym.make("TwoLink-v0", task="reach", dt=0.01)
+    # TwoLinkReach-v0 gives 200 steps at any dt: not offered as the task's own length
+    assert "TwoLinkReach-v0" not in str(caught[0].message)
+    with pytest.warns(EpisodeLengthWarning, match="TwoLinkAcrobotSwingup-v0"):
+        gym.make("TwoLink-v0", task="swingup", actuation="acrobot")
+
+
+def test_no_length_warning_where_the_length_is_the_tasks(fresh_notices):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gym.make("TwoLink-v0")
+        gym.make("TwoLink-v0", task="reach", max_episode_steps=50)
+        for env_id in ("TwoLinkSwingup-v0", "TwoLinkBalance-v0", "TwoLinkTrack-v0"):
+            gym.make(env_id)
+            gym.make_vec(env_id, num_envs=2)
+
+
+def test_the_length_warning_comes_once_so_the_env_checker_stays_clean(fresh_notices):
+    with pytest.warns(EpisodeLengthWarning):
+        env = gym.make("TwoLink-v0", task="swingup")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gym.make("TwoLink-v0", task="swingup", max_episode_steps=750)
+        check_env(env.unwrapped, skip_render_check=True)  # remakes the env from its spec
+
+
+def test_make_vec_warns_only_when_it_passes_the_generic_length(fresh_notices):
+    with pytest.warns(EpisodeLengthWarning, match="task 'swingup' lasts 750 steps"):
+        envs = gym.make_vec("TwoLink-v0", num_envs=2, task="swingup")
+    assert envs.max_episode_steps == GENERIC_STEPS
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for steps in (750, 30, -1):
+            gym.make_vec("TwoLink-v0", num_envs=2, task="balance", max_episode_steps=steps)
+    with pytest.warns(EpisodeLengthWarning, match="task 'balance' lasts 500 steps"):
+        gym.make_vec("TwoLink-v0", num_envs=2, task="balance")
+
+
+# -- reach and track have no underactuated form --------------------------------------
+
+
+@pytest.mark.parametrize("env_id", ["TwoLinkReach-v0", "TwoLinkTrack-v0"])
+@pytest.mark.parametrize("actuation", ["acrobot", "pendubot"])
+@pytest.mark.parametrize("how", ["make", "sync", "vector_entry_point"])
+def test_reach_and_track_ids_refuse_an_underactuated_arm(env_id, actuation, how):
+    expected = rf"actuation must be 'full' .*got '{actuation}'"
+    with pytest.raises(ValueError, match=expected):
+        if how == "make":
+            gym.make(env_id, actuation=actuation)
+        else:
+            gym.make_vec(env_id, num_envs=2, vectorization_mode=how, actuation=actuation)
+
+
+@pytest.mark.parametrize("task", ["reach", "track"])
+def test_twolink_v0_still_takes_reach_and_track_on_one_motor(task):
+    # documented: for experiments, through the generic id
+    env = gym.make("TwoLink-v0", task=task, actuation="pendubot", max_episode_steps=10)
+    assert env.action_space.shape == (1,)
+    assert gym.make("TwoLinkReach-v0", actuation="full").action_space.shape == (2,)
 
 
 def test_registration_uses_no_frame_inspection():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,12 @@ from twolink_gym.training.goal_env import GOAL_FREE_TERMS, GoalObservationVecEnv
 import twolink_gym  # noqa: F401  (registers TwoLink-v0)
 from twolink_gym.env import TwoLinkEnv
 from twolink_gym.env_config import setting_default, setting_names
-from twolink_gym.registration import CONVENIENCE_IDS, ENV_ID, UNDERACTUATED_IDS
+from twolink_gym.registration import (
+    CONVENIENCE_IDS,
+    ENV_ID,
+    UNDERACTUATED_IDS,
+    EpisodeLengthWarning,
+)
 from twolink_gym.tasks import TASKS, Task
 
 __all__ = [
@@ -123,7 +129,10 @@ def make_vec(cfg: EnvConfig, n_envs: int, seed: int | None) -> VecEnv:
             probe.close()
         if steps is not None:
             kwargs["max_episode_steps"] = steps
-        venv = make_vec_env(lambda: gym.make(env_id, **kwargs), n_envs=n_envs, seed=seed)
+        with warnings.catch_warnings():
+            # the length is passed: TwoLink-v0's notice of its one length does not apply
+            warnings.simplefilter("ignore", EpisodeLengthWarning)
+            venv = make_vec_env(lambda: gym.make(env_id, **kwargs), n_envs=n_envs, seed=seed)
     if cfg.frame_stack > 1:
         venv = VecFrameStack(venv, cfg.frame_stack)
     if cfg.goal_observation:
