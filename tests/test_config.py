@@ -400,3 +400,21 @@ def test_edge_hyperparameter_values_are_accepted(
 def test_sac_takes_no_auto_entropy_for_ppo(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"ent_coef must be a number >= 0"):
         load_config(write(tmp_path, _ppo(ent_coef="auto")))
+
+
+def test_shipped_on_policy_configs_train_whole_rollouts() -> None:
+    # SB3's learn collects whole rollouts (n_steps x n_envs): a total that is not a whole
+    # number of them is rounded up with a warning, and resumes end elsewhere. Configs with
+    # a lin_<x> schedule keep the total they were trained with: it sets the schedule's length.
+    checked = []
+    for path in sorted(CONFIGS.glob("*.yaml")):
+        data = yaml.safe_load(path.read_text())
+        hyperparams = data["algo"].get("hyperparams", {})
+        if data["algo"]["name"] not in ("ppo", "sbx_ppo"):
+            continue
+        if any(str(v).startswith("lin_") for v in hyperparams.values()):
+            continue
+        rollout = hyperparams.get("n_steps", 2048) * data["train"].get("n_envs", 8)
+        assert data["train"]["total_timesteps"] % rollout == 0, path.name
+        checked.append(path.stem)
+    assert {"reach_ppo", "default", "balance_ppo", "swingup_ppo"} <= set(checked)

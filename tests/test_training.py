@@ -7,6 +7,7 @@ and the shared episode set against what single envs draw from the same seeds.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -624,3 +625,17 @@ def test_cli_run_keeps_an_existing_run_unless_overwrite(
     assert not (cfg.run_dir / "compare").exists()
     assert main(["run", str(path), "--set", "evaluate.episodes=2", "--overwrite"]) == 0
     assert (cfg.run_dir / "compare" / "table.md").exists()
+
+
+def test_resume_from_a_checkpoint_trains_to_the_same_total(tmp_path: Path) -> None:
+    # rollouts of 2 envs x 32 steps = 64; a checkpoint every 96 steps falls mid-rollout
+    # unless it is rounded to whole rollouts (here 128)
+    cfg = tiny_config(tmp_path, "reach", "ppo", total_timesteps=256, checkpoint_freq=96)
+    full = train(cfg)
+    assert full.timesteps == 256
+    checkpoints = sorted((cfg.run_dir / "checkpoints").glob("model_*_steps.zip"))
+    steps = sorted(int(p.stem.split("_")[1]) for p in checkpoints)
+    assert steps and all(s % 64 == 0 for s in steps)
+    other = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, run_name="again"))
+    resumed = train(other, resume=cfg.run_dir / "checkpoints" / f"model_{steps[0]}_steps.zip")
+    assert resumed.timesteps == full.timesteps == 256

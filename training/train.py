@@ -66,6 +66,7 @@ __all__ = [
     "RunExistsError",
     "TimedEvalCallback",
     "TrainResult",
+    "checkpoint_steps",
     "find_resume_point",
     "planned_timesteps",
     "read_best_selection",
@@ -272,6 +273,20 @@ def planned_timesteps(start: int, total: int, chunk: int | None) -> int:
     return start + math.ceil(remaining / chunk) * chunk
 
 
+def checkpoint_steps(freq: int, chunk: int | None, n_envs: int) -> int:
+    """Environment steps between checkpoints: ``freq`` rounded to whole rollouts of ``chunk``.
+
+    A checkpoint at the end of a rollout resumes to the very total of the
+    uninterrupted run (``learn`` goes on in whole rollouts from it); one in
+    the middle of a rollout would end up to a rollout past it. The nearest
+    whole number of rollouts (at least one); without rollouts (``chunk``
+    None) ``freq`` in whole steps of the ``n_envs`` envs.
+    """
+    if chunk is None:
+        return max(freq // n_envs, 1) * n_envs
+    return max(round(freq / chunk), 1) * chunk
+
+
 class _ProgressBar(ProgressBarCallback):
     """SB3's progress bar, counting to the real end of training (not the requested total)."""
 
@@ -314,7 +329,7 @@ def _check_run_dir(run_dir: Path, resume: ResumePoint | None, overwrite: bool) -
     else:
         raise RunExistsError(
             f"run folder {run_dir} already exists (it holds {', '.join(found)}). "
-            f"{keep}; to continue it, use `twolink train CONFIG --resume {run_dir}`; "
+            f"{keep}; to continue it, use `twolink train --resume {run_dir}` (its own config); "
             f"to replace it, pass --overwrite"
         )
     if all(name in EVALUATION_ARTIFACTS for name in found):
@@ -827,7 +842,7 @@ def train(
     if tc.checkpoint_freq:
         callbacks.append(
             CheckpointCallback(
-                save_freq=max(tc.checkpoint_freq // tc.n_envs, 1),
+                save_freq=checkpoint_steps(tc.checkpoint_freq, chunk, tc.n_envs) // tc.n_envs,
                 save_path=str(run_dir / CHECKPOINT_DIR),
                 name_prefix="model",
                 save_replay_buffer=off_policy,
