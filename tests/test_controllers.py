@@ -78,15 +78,39 @@ def test_controllers_map_names_to_classes_and_tasks():
     }
     assert CONTROLLERS["lqr"].task_names() == ("balance",)
     assert CONTROLLERS["energy_swingup"].task_names() == ("swingup",)
-    assert set(controllers_for("swingup")) == {
-        "energy_swingup",
-        "acrobot_swingup",
-        "pendubot_swingup",
-    }
+    assert set(controllers_for("swingup")) == {"energy_swingup"}  # the full arm's
+    assert set(controllers_for("swingup", "acrobot")) == {"acrobot_swingup"}
+    assert set(controllers_for("swingup", "pendubot")) == {"pendubot_swingup"}
     assert CONTROLLERS["impedance"].task_names() == ("reach", "track")
     assert set(controllers_for("track")) == {"computed_torque", "impedance", "feedforward"}
     assert set(controllers_for("reach")) == {"computed_torque", "pd_gravity", "impedance"}
     assert set(controllers_for("balance")) == {"lqr", "computed_torque", "pd_gravity"}
+
+
+@pytest.mark.parametrize("actuation", ["full", "acrobot", "pendubot"])
+@pytest.mark.parametrize("task", ["reach", "balance", "swingup", "track"])
+def test_controllers_for_lists_exactly_those_that_build_and_act_on_that_arm(task, actuation):
+    # the reference: every controller tried on an env of that task and arm
+    env = gym.make("TwoLink-v0", task=task, actuation=actuation, max_episode_steps=5)
+    obs, _ = env.reset(seed=0)
+    works = set()
+    for name, cls in CONTROLLERS.items():
+        try:
+            controller = cls.from_env(env)
+        except ValueError:
+            continue
+        action, _ = controller.predict(obs, deterministic=True)
+        assert env.action_space.contains(np.asarray(action, dtype=np.float32))
+        works.add(name)
+    assert set(controllers_for(task, actuation)) == works
+    assert set(controllers_for(tg.make_task(task), actuation)) == works
+
+
+def test_controllers_for_rejects_an_unknown_actuation():
+    with pytest.raises(
+        ValueError, match=r"actuation must be one of \['acrobot', 'full', 'pendubot'\]"
+    ):
+        controllers_for("swingup", "elbow")
 
 
 # -- LQR ----------------------------------------------------------------------

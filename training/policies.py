@@ -158,9 +158,7 @@ class LoadedPolicy:
 
 def applicable_controllers(task: str, actuation: str = "full") -> list[str]:
     """Names of the classical controllers that apply to ``task`` and drive ``actuation``."""
-    return sorted(
-        name for name, cls in controllers_for(task).items() if actuation in cls.actuations
-    )
+    return sorted(controllers_for(task, actuation))
 
 
 def _run_config(run_dir: Path) -> Any:
@@ -512,7 +510,7 @@ def load_policy(spec: str, env_cfg: EnvConfig, env: Any) -> LoadedPolicy:
         if not cls.applies_to(env_cfg.task):
             raise ValueError(
                 f"controller {spec!r} does not apply to task {env_cfg.task!r}; "
-                f"controllers for it are {applicable_controllers(env_cfg.task)}"
+                f"controllers for it are {applicable_controllers(env_cfg.task, env_cfg.actuation)}"
             )
         return LoadedPolicy(spec, "controller", cls.from_env(env))
     if spec.startswith(PRETRAINED_PREFIX):

@@ -11,11 +11,12 @@ same episodes::
 
 :data:`CONTROLLERS` maps names to classes; ``cls.task_names()`` lists the tasks
 each applies to, ``cls.actuations`` the arms it can drive, and
-:func:`controllers_for` selects them for a task.
+:func:`controllers_for` selects them for a task and an arm.
 """
 
 from __future__ import annotations
 
+from twolink_gym.codec import check_actuation
 from twolink_gym.controllers.base import Controller, nearest_ik, simulation_of
 from twolink_gym.controllers.computed_torque import ComputedTorqueController
 from twolink_gym.controllers.impedance import ImpedanceController
@@ -67,6 +68,26 @@ CONTROLLERS: dict[str, type[Controller]] = {
 }
 
 
-def controllers_for(task: Task | str) -> dict[str, type[Controller]]:
-    """The controllers of :data:`CONTROLLERS` that apply to ``task`` (name or object)."""
-    return {name: cls for name, cls in CONTROLLERS.items() if cls.applies_to(task)}
+def controllers_for(task: Task | str, actuation: str = "full") -> dict[str, type[Controller]]:
+    """The controllers of :data:`CONTROLLERS` that apply to ``task`` on an arm of ``actuation``.
+
+    Parameters
+    ----------
+    task : Task or str
+        A task object or name.
+    actuation : {"full", "acrobot", "pendubot"}
+        The arm's motors; a controller is listed only if it drives them
+        (``cls.actuations``), e.g. swing-up: ``energy_swingup`` for the full
+        arm, ``acrobot_swingup`` for the acrobot, ``pendubot_swingup`` for the pendubot.
+
+    Raises
+    ------
+    ValueError
+        If ``actuation`` is not one of the three (naming the allowed values).
+    """
+    check_actuation(actuation)
+    return {
+        name: cls
+        for name, cls in CONTROLLERS.items()
+        if actuation in cls.actuations and cls.applies_to(task)
+    }
