@@ -555,3 +555,61 @@ sys.exit(code)
     assert 'pip install "twolink-gym[train]"' in result.stderr
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "runs").exists()
+
+
+# -- twolink watch -------------------------------------------------------------------
+def test_watch_without_a_screen_names_what_is_missing_and_the_way_out(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["watch", "--task", "reach", "computed_torque", "--episodes", "1"]
+    assert main(args) == 2  # the fixture's SDL_VIDEODRIVER=dummy: no screen
+    err = capsys.readouterr().err
+    assert "SDL_VIDEODRIVER=dummy" in err and "--record FILE" in err
+    monkeypatch.delenv("SDL_VIDEODRIVER")
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.setattr("sys.platform", "linux")
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "DISPLAY" in err and "--record FILE" in err and "Traceback" not in err
+    assert list(Path().iterdir()) == []
+
+
+def test_watch_records_the_evaluation_episodes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import csv
+
+    from PIL import Image
+
+    args = ["--task", "reach", "computed_torque", "--episodes", "2"]
+    assert main(["watch", *args, "--record", "watched.gif"]) == 0
+    out = capsys.readouterr().out
+    assert main(["evaluate", *args, "--out", "eval"]) == 0
+    with open("eval/computed_torque/episodes.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    # the same episodes as evaluate's: its lengths and returns, episode by episode
+    for i, row in enumerate(rows):
+        length = int(float(row["length"]))
+        expected = f"episode {i} (seed {1_000_000 + i}): "
+        (line,) = [ln for ln in out.splitlines() if expected in ln]
+        assert line.endswith(f", return {float(row['return']):.2f}, {length} steps"), line
+    with Image.open("watched.gif") as gif:
+        frames = gif.n_frames
+    assert frames == sum(int(float(r["length"])) + 1 for r in rows)  # a reset frame each
+
+
+def test_watch_opens_a_window_where_there_is_a_screen(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pygame
+    from twolink_gym.training.commands import watch
+
+    monkeypatch.setattr(watch, "display_problem", lambda: None)  # SDL's dummy driver draws
+    flips = []
+    monkeypatch.setattr(pygame.display, "flip", lambda: flips.append(1))
+    args = ["watch", "--task", "balance", "lqr", "--episodes", "2", "--max-steps", "3"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert out.count(", 3 steps") == 2
+    assert len(flips) >= 2 * (3 + 1)  # every step and every reset drawn in the window

@@ -84,10 +84,12 @@ def _make_env(cfg: Any, human: bool) -> Any:
     reason = display_problem()
     if reason is not None:
         raise _no_window(reason)
+    import pygame
+
     env = make_render_env(cfg, "human")
     try:
-        env.render()  # opens the window now: a failure is SDL's, before any episode runs
-    except Exception as exc:
+        env.reset(seed=cfg.evaluate.seed)  # draws: the window opens before any episode runs
+    except pygame.error as exc:
         env.close()
         raise _no_window(f"SDL: {exc}") from exc
     return env
