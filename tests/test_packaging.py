@@ -95,3 +95,17 @@ def test_the_wheel_holds_every_pretrained_file(wheel_build):
     }
     assert len(in_repo) > 80  # 17 agents, each a few files and an eval/ folder
     assert in_wheel == in_repo
+
+
+def test_the_wheel_holds_every_shipped_config(wheel_build):
+    # `twolink configs` and configs by name outside a clone (#43): configs/ is package data
+    _, wheel = wheel_build
+    with zipfile.ZipFile(wheel) as archive:
+        in_wheel = {
+            name.removeprefix("twolink_gym/configs/")
+            for name in archive.namelist()
+            if name.startswith("twolink_gym/configs/") and name.endswith(".yaml")
+        }
+    in_repo = {path.name for path in (REPO / "configs").glob("*.yaml")}
+    assert len(in_repo) > 20
+    assert in_wheel == in_repo
