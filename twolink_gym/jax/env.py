@@ -171,14 +171,17 @@ class TwoLinkJaxEnv(Environment):  # type: ignore[misc]
         dtype = params.dt.dtype
         k_arm, k_episode, k_actuator, k_obs = jax.random.split(key, 4)
         arm = self.models.draw_arm(k_arm, params)
-        x, goal = self.twin.sample(k_episode, params, arm)
+        given = [name for name in ("goal", goal_option) if name is not None and name in options]
+        if given:
+            # a given goal first: a task may start on it (track starts on its path)
+            goal = self.twin.goal_from_option(given[0], options[given[0]], params)
+            x, goal = self.twin.sample_on(k_episode, params, arm, goal.astype(dtype))
+        else:
+            x, goal = self.twin.sample(k_episode, params, arm)
         speeds = jnp.clip(x[2:], -params.max_speed, params.max_speed)
         x = jnp.concatenate([x[:2], speeds]).astype(dtype)
         if "state" in options:
             x = jnp.asarray(options["state"], dtype).reshape(4)
-        for name in ("goal", goal_option):
-            if name is not None and name in options:
-                goal = self.twin.goal_from_option(name, options[name], params)
         goal = goal.astype(dtype)
         steps = jnp.zeros((), jnp.int32)
         action = jnp.zeros((2,), dtype)

@@ -86,9 +86,11 @@ class EnvParams:
         task: Task = checked["task_options"]
         options_cls = task.options_type()
         options = options_cls(*(jnp.asarray(v, dtype) for v in task.kernel_options()))
+        # the numeric ones (track's path families are static: its twin reads the task)
         episode = {
             name: jnp.asarray(float(getattr(task, name)), dtype)
             for name in task.episode_option_names
+            if isinstance(getattr(task, name), (int, float))
         }
         return cls(
             arm=arm_of(checked["params"], dtype),

@@ -21,7 +21,9 @@ class. It subclasses :class:`TaskTwin`, names the task class it mirrors
     ``Memory``, and the observation extras as an array ``(extras_size,)``
     (the compiled kernel writes them into an array instead).
 
-and may override ``goal_from_option`` (a ``reset`` option that sets the goal
+and may override ``sample_on(key, params, arm, goal) -> (state, goal)`` (the
+start when ``reset`` is given the goal; default: ``sample``'s state, as the
+compiled ``Task.sample_episode``; track starts on its path), ``goal_from_option`` (a ``reset`` option that sets the goal
 in the task's own terms: reach's ``"target"``; track's ``"path"``) and
 ``goal_info`` (the goal's entries of ``info``).
 
@@ -69,6 +71,17 @@ class TaskTwin:
     def sample(self, key: jax.Array, params: Any, arm: Any) -> tuple[jax.Array, jax.Array]:
         """One episode start: the initial state ``(4,)`` and the goal ``(goal_size,)``."""
         raise NotImplementedError
+
+    def sample_on(
+        self, key: jax.Array, params: Any, arm: Any, goal: jax.Array
+    ) -> tuple[jax.Array, jax.Array]:
+        """One episode start with a given goal ``(goal_size,)``: ``(state (4,), goal)``.
+
+        Default: :meth:`sample`'s state, with ``goal`` in place of the drawn one
+        (as the compiled ``Task.sample_episode``); a task whose start depends on
+        its goal (track starts on its path) overrides this.
+        """
+        return self.sample(key, params, arm)[0], goal
 
     def initial_memory(self, dtype: Any) -> Any:
         """The task's ``Memory`` named tuple, all zeros (what every episode starts from)."""
@@ -123,4 +136,4 @@ def twin_for(task: Task) -> TaskTwin:
 
 
 # the twins register themselves on import
-from twolink_gym.jax.tasks import balance, reach, swingup  # noqa: E402, F401
+from twolink_gym.jax.tasks import balance, reach, swingup, track  # noqa: E402, F401
