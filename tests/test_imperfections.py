@@ -187,13 +187,13 @@ def test_sb3_native_vec_env_with_randomisation():
     venv = make_sb3_vec_env(3, seed=0, task="reach", max_episode_steps=4, **ALL_MODELS)
     obs = venv.reset()
     assert obs.shape == (3, 8)
-    l1 = [info["params"]["l1"] for info in venv.reset_infos]
+    l1 = [info["params"]["l1"] for info in venv.unwrapped.reset_infos]
     assert len(set(l1)) == 3
     for _ in range(5):
         obs, _, dones, _ = venv.step(actions(3, seed=1))
         arms = venv.get_attr("arm_params")  # each copy's own, as DummyVecEnv's envs give it
         for i in np.flatnonzero(dones):  # the new episode's arm, from its reset info
-            assert venv.reset_infos[i]["params"]["l1"] == arms[i].l1
+            assert venv.unwrapped.reset_infos[i]["params"]["l1"] == arms[i].l1
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,8 @@ with the same actions, reset by hand when its episode ends (what SB3's
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -91,11 +93,11 @@ def test_seed_and_set_options_apply_at_the_next_reset():
     targets = [[0.5, 0.4 + 0.1 * i] for i in range(n)]
     env.set_options([{"state": s, "target": g} for s, g in zip(states, targets, strict=True)])
     obs = env.reset()
-    decoded = env.venv.decode(obs)
+    decoded = env.unwrapped.venv.decode(obs)
     np.testing.assert_allclose(decoded.state, states, atol=1e-6)
     np.testing.assert_allclose(decoded.goal, targets, atol=1e-6)
     # options are used once: the next reset draws again
-    assert not np.allclose(env.venv.decode(env.reset()).goal, targets, atol=1e-3)
+    assert not np.allclose(env.unwrapped.venv.decode(env.reset()).goal, targets, atol=1e-3)
     env.set_options([{"state": states[0]}, {}, {}])
     with pytest.raises(ValueError, match="same option keys"):
         env.reset()
@@ -123,7 +125,8 @@ def assert_same_info(got, expected):
 
 def test_reset_infos_are_filled_at_reset_and_on_autoreset_like_dummy_vec_env():
     n, max_steps = 3, 4
-    native = make_sb3_vec_env(n, seed=2, task="reach", max_episode_steps=max_steps)
+    # the adapter's own reset infos (SB3's VecMonitor keeps its own, as over a DummyVecEnv)
+    native = make_sb3_vec_env(n, seed=2, task="reach", max_episode_steps=max_steps).unwrapped
     dummy = dummy_reference(n, 2, max_steps)
     native.reset()
     dummy.reset()
@@ -179,7 +182,7 @@ def test_set_attr_sets_the_shared_attribute_and_refuses_some_copies():
     env = make_sb3_vec_env(2, seed=0, task="reach")
     with pytest.raises(ValueError, match=r"set_attr\('max_episode_steps'\).*indices=None"):
         env.set_attr("max_episode_steps", 3, indices=[0])
-    assert env.venv.max_episode_steps == 200  # unchanged by the refused call
+    assert env.unwrapped.venv.max_episode_steps == 200  # unchanged by the refused call
     env.set_attr("max_episode_steps", 3, indices=[1, 0])  # every copy: allowed
     env.reset()
     dones = [env.step(np.zeros((2, 2), dtype=np.float32))[2] for _ in range(3)]
@@ -194,7 +197,7 @@ def test_env_method_per_copy_and_refused_for_some_copies():
     decoded = env.env_method("decode", obs[1], indices=[0, 1])
     assert len(decoded) == 2
     for d in decoded:
-        np.testing.assert_allclose(d.state, env.venv.state[1], atol=1e-6)
+        np.testing.assert_allclose(d.state, env.unwrapped.venv.state[1], atol=1e-6)
     with pytest.raises(ValueError, match=r"env_method\('reset'\).*indices=None"):
         env.env_method("reset", indices=[0])
     results = env.env_method("reset", seed=4)  # every copy: one call of the vector env
@@ -209,6 +212,40 @@ def test_attribute_access_and_wrapping_queries():
     assert env.get_attr("num_envs") == [2, 2]
     assert env.env_is_wrapped(object) == [False, False]  # type: ignore[arg-type]
     assert env.env_method("decode", np.zeros((2, 6)), indices=[0])[0].state.shape == (2, 4)
+
+
+def test_episode_statistics_are_built_in():
+    # SB3's evaluate_policy warns unless the env is monitored (issue 43)
+    from stable_baselines3.common.evaluation import evaluate_policy
+    from stable_baselines3.common.vec_env import VecMonitor
+
+    from twolink_gym.controllers import ComputedTorqueController
+
+    env = make_sb3_vec_env(3, seed=4, task="reach", max_episode_steps=50)
+    assert isinstance(env, VecMonitor) and isinstance(env.unwrapped, TwoLinkSB3VecEnv)
+    controller = ComputedTorqueController.from_env(env)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mean, _ = evaluate_policy(controller, env, n_eval_episodes=6)
+    assert np.isfinite(mean)
+    # each episode's statistics against the returns and lengths counted here
+    env = make_sb3_vec_env(2, seed=1, task="reach", max_episode_steps=7)
+    rng = np.random.default_rng(3)
+    returns, lengths, episodes = np.zeros(2), np.zeros(2, dtype=int), 0
+    env.reset()
+    for _ in range(20):
+        _, rewards, dones, infos = env.step(rng.uniform(-1, 1, (2, 2)).astype(np.float32))
+        returns += rewards
+        lengths += 1
+        for i in np.flatnonzero(dones):
+            episode = infos[i]["episode"]
+            assert episode["r"] == pytest.approx(returns[i], abs=1e-5)
+            assert episode["l"] == lengths[i]
+            assert episode["is_success"] == infos[i]["is_success"]
+            returns[i], lengths[i], episodes = 0.0, 0, episodes + 1
+        for i in np.flatnonzero(~dones):
+            assert "episode" not in infos[i]
+    assert episodes == 4  # two 7-step episodes per copy (reach never ends early on noise)
 
 
 def test_ppo_first_rollout_equals_dummy_vec_env():

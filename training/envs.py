@@ -8,7 +8,7 @@ from typing import Any
 
 import gymnasium as gym
 from stable_baselines3.common.env_util import make_vec_env
-from stable_baselines3.common.vec_env import VecEnv, VecFrameStack, VecMonitor, VecNormalize
+from stable_baselines3.common.vec_env import VecEnv, VecFrameStack, VecNormalize
 from twolink_gym.training.config import EnvConfig
 from twolink_gym.training.goal_env import GOAL_FREE_TERMS, GoalObservationVecEnv, GoalSplit
 
@@ -116,8 +116,7 @@ def make_vec(cfg: EnvConfig, n_envs: int, seed: int | None) -> VecEnv:
             max_episode_steps=cfg.max_episode_steps,
             info_keys=info_keys,
             **kwargs,
-        )
-        venv = VecMonitor(venv, info_keywords=("is_success",))
+        )  # monitored: episode returns, lengths and is_success
     else:
         env_id = cfg.id
         steps = cfg.max_episode_steps

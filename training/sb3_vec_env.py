@@ -22,6 +22,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode
 from numpy.typing import NDArray
+from stable_baselines3.common.vec_env import VecMonitor
 from stable_baselines3.common.vec_env.base_vec_env import (
     VecEnv,
     VecEnvIndices,
@@ -35,6 +36,8 @@ __all__ = ["TwoLinkSB3VecEnv", "make_sb3_vec_env"]
 
 #: Per-copy info entries copied into SB3's list of info dicts by default.
 DEFAULT_INFO_KEYS = ("is_success", "distance")
+#: Info entries the ``VecMonitor`` of :func:`make_sb3_vec_env` copies into an episode's statistics.
+EPISODE_INFO_KEYS = ("is_success",)
 #: Attributes of the vector env with one row per copy: ``get_attr`` gives each copy its row.
 PER_COPY_ATTRIBUTES = frozenset({"state", "goal", "arm_params"})
 #: Vector-env methods that only compute from their arguments (safe for any ``indices``).
@@ -267,8 +270,14 @@ def make_sb3_vec_env(
     seed: int | None = None,
     info_keys: Sequence[str] = DEFAULT_INFO_KEYS,
     **env_kwargs: Any,
-) -> TwoLinkSB3VecEnv:
-    """Build an SB3 ``VecEnv`` of ``num_envs`` arms stepped as one batch.
+) -> VecMonitor:
+    """Build an SB3 ``VecEnv`` of ``num_envs`` arms stepped as one batch, with episode statistics.
+
+    The batched env is wrapped in SB3's ``VecMonitor``: every finished episode's
+    return, length and time (``infos[i]["episode"]``, with ``"is_success"`` when
+    it is one of ``info_keys``), which ``evaluate_policy`` and the algorithms'
+    logs read. Its ``unwrapped`` is the :class:`TwoLinkSB3VecEnv` (whose
+    ``reset_infos`` are the copies' reset infos: SB3's wrappers keep their own).
 
     Parameters
     ----------
@@ -287,4 +296,4 @@ def make_sb3_vec_env(
     env = TwoLinkSB3VecEnv(venv, info_keys=info_keys)
     if seed is not None:
         env.seed(seed)
-    return env
+    return VecMonitor(env, info_keywords=tuple(k for k in EPISODE_INFO_KEYS if k in info_keys))
