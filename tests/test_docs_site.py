@@ -8,6 +8,7 @@ each exists, that nothing loads from elsewhere, and the two build helpers.
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -147,3 +148,33 @@ def test_rst_markup_in_docstrings_becomes_markdown() -> None:
     assert convert("``max_torque`` in N·m") == "`max_torque` in N·m"
     assert convert("Usage::\n\n    python x.py") == "Usage:\n\n    python x.py"
     assert convert("a :: b") == "a :: b"
+
+
+def test_no_rst_role_is_left_in_any_docstring_of_the_api_pages() -> None:
+    # the package's own docstring (on the Environments page) kept `:mod:` and `:func:`
+    griffe = pytest.importorskip("griffe")
+    ext = load(DOCS / "scripts" / "griffe_rst.py", "griffe_rst_for_roles")
+    role = re.compile(r":[a-z]+(?::[a-z]+)?:`")
+    left: list[tuple[str, list[str]]] = []
+    seen: set[str] = set()
+
+    def walk(obj: Any) -> None:
+        seen.add(obj.path)
+        if obj.docstring is not None and role.search(obj.docstring.value):
+            left.append((obj.path, role.findall(obj.docstring.value)))
+        for member in obj.members.values():
+            if not member.is_alias and member.path not in seen:
+                walk(member)
+
+    # the package, and training/ (installed as twolink_gym.training) as its own package
+    for name in ("twolink_gym", "training"):
+        walk(
+            griffe.load(
+                name,
+                search_paths=[ROOT],
+                extensions=griffe.load_extensions(ext.RstToMarkdown),
+                allow_inspection=False,
+            )
+        )
+    assert {"twolink_gym", "twolink_gym.registration", "training.cli"} <= seen
+    assert not left, left[:10]

@@ -40,9 +40,18 @@ def rst_to_markdown(text: str) -> str:
 
 
 class RstToMarkdown(griffe.Extension):
-    """Rewrite every loaded docstring with :func:`rst_to_markdown`."""
+    """Rewrite every loaded docstring with :func:`rst_to_markdown`.
+
+    Griffe calls ``on_object`` for every object it loads but the top-level
+    package itself, which it passes to ``on_package`` once the whole package is
+    loaded: both hooks rewrite (the rewrite is idempotent).
+    """
 
     def on_object(self, *, obj: griffe.Object, **kwargs: Any) -> None:
         """Rewrite the docstring of one object (module, class, function or attribute)."""
         if obj.docstring is not None:
             obj.docstring.value = rst_to_markdown(obj.docstring.value)
+
+    def on_package(self, *, pkg: griffe.Module, **kwargs: Any) -> None:
+        """Rewrite the docstring of the top-level package (``twolink_gym/__init__.py``)."""
+        self.on_object(obj=pkg)
