@@ -36,7 +36,10 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     result = train_stopping_on_sigterm(cfg, overwrite=args.overwrite)
     if result.interrupted:
-        print("training interrupted; comparing the model saved at that point")
+        print(
+            "training interrupted; comparing the model saved at that point (continue "
+            f"training with: twolink train --resume {result.run_dir})"
+        )
     out = cfg.run_dir / "compare"
     # the run just trained owns its compare/ (training cleared an earlier one)
     table, episodes, _ = compare(cfg, [result.run_dir], out, overwrite=True)
