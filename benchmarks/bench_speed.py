@@ -152,20 +152,20 @@ def step_loop_runner(n: int, warm_steps: int = 100) -> Callable[[int], None]:
     """The vector env's compiled step loop alone (one thread) on its own bound arrays.
 
     What a whole step calls for dynamics, task and observation (RK4, reward
-    terms, observation; called as the env calls it, by the address of its
-    arrays' call table), without the Python around it (action check, outcome
-    arrays, info, autoreset).
+    terms, observation; called as the env's core calls it, through numba's
+    dispatch of its arrays), without the Python around it (action check,
+    info, autoreset).
     """
     env = TwoLinkVectorEnv(n, task="reach", num_threads=1)
     env.reset(seed=0)
     rng = np.random.default_rng(0)
     for _ in range(warm_steps):
         env.step(rng.uniform(-1, 1, (n, 2)).astype(np.float32))
-    loop = env._step_loop  # the env's own call (adapters.BoundStepLoop)
+    loop, arrays = env._core._loops.step, tuple(env._core.arrays)  # as Core.step calls it
 
     def run(calls: int) -> None:
         for _ in range(calls):
-            loop()
+            loop(*arrays)
 
     return run
 

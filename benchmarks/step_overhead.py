@@ -4,12 +4,13 @@ Prints, for the package found first on ``sys.path`` (or the checkout given with
 ``--package``, e.g. a ``git worktree`` of an earlier commit):
 
 * the vector env's whole step at N = 16 (reach, one thread, autoreset every 200
-  steps) and its compiled step loop alone, as the env calls it (by address) and
-  through numba's dispatch of its 12 arrays [µs], and the ratios (issue #28's
-  target: at most 3x);
-* the single env's step through ``gym.make`` (reach, random actions), the same
-  with the loop called through numba's dispatch, and Acrobot-v1's [µs], and the
-  ratios (target: at least 8x).
+  steps) and its compiled step loop alone, through numba's dispatch of its 12
+  arrays as the env's core calls it [µs], and the ratio; for an earlier
+  checkout that called the loop by address, that call too;
+* the single env's step through ``gym.make`` (reach, random actions) and
+  Acrobot-v1's [µs], and the ratio (issue #44's floor: at least 6x); for an
+  earlier checkout that called the loop by address, also its single env with
+  the loop through numba's dispatch.
 
 All of them run in one process, in short bursts taken in turn (``--repeats``
 rounds); each time is the best burst. Interleaving cancels most of a drifting
@@ -61,8 +62,12 @@ def main() -> None:
         e.reset(seed=0)
         for i in range(300):
             e.step(actions[i & 3])
-    loop, loop_args = loop_env._loops.step, loop_env._step_args  # through numba's dispatch
-    by_address = getattr(loop_env, "_step_loop", None)  # the env's own call, where it exists
+    core = getattr(loop_env, "_core", None)
+    if core is not None:  # through numba's dispatch, as the core calls it
+        loop, loop_args = core._loops.step, tuple(core.arrays)
+    else:  # an earlier checkout: the env bound the loop's arguments itself
+        loop, loop_args = loop_env._loops.step, loop_env._step_args
+    by_address = getattr(loop_env, "_step_loop", None) if core is None else None
 
     def single(env_id: str, dispatch: bool = False) -> Callable[[int], object]:
         single_env = gym.make(env_id)

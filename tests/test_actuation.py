@@ -71,7 +71,7 @@ def test_the_motor_joint_alone_gets_torque():
     env.step(np.array([1.0], dtype=np.float32))
     # elbow torque only, from rest without gravity: both joints accelerate (coupled
     # through M), and the applied torque recorded is (0, +10 N·m)
-    np.testing.assert_array_equal(env.sim.torque(env._last_action), [[0.0, 10.0]])
+    np.testing.assert_array_equal(env.sim.torque(env._core.arrays.action), [[0.0, 10.0]])
     assert env.state[3] > 0 and env.state[2] < 0
 
 

@@ -346,7 +346,7 @@ def test_acrobot_torque_noise_only_at_the_elbow():
     env.reset(seed=0)
     for a in actions(10, size=1):
         env.step(a)
-        assert env.unwrapped._last_action[0, 0] == 0.0
+        assert env.unwrapped._core.arrays.action[0, 0] == 0.0
 
 
 def test_everything_composes_through_gym_make():

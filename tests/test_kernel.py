@@ -18,6 +18,7 @@ import math
 import os
 import subprocess
 import sys
+import types
 
 import numpy as np
 import pytest
@@ -26,7 +27,7 @@ from reference_rk4 import numpy_rk4
 import twolink_gym
 from twolink_gym import _jit
 from twolink_gym.env import TwoLinkEnv
-from twolink_gym.kernel import TIME
+from twolink_gym.kernel import loop_arrays, step_kernels
 from twolink_gym.kinematics import forward_kinematics, tip_velocity, wrap_angle
 from twolink_gym.params import ArmParams
 from twolink_gym.simulation import Simulation, encode_state
@@ -124,6 +125,34 @@ def assert_outcome_close(outcome, ref):
     np.testing.assert_array_equal(outcome.success, ref["success"])
 
 
+def run_step(sim: Simulation, state, goal, action, parallel=False, steps=None):
+    """The arrays of one call of the task's step loop (through numba's dispatch)."""
+    n = state.shape[0]
+    arrays = loop_arrays(sim.task, n, sim.config)
+    arrays.arms[:] = sim.arms(None, n)
+    arrays.state[:] = state
+    arrays.goal[:] = goal
+    arrays.action[:] = action
+    if steps is not None:
+        arrays.steps[:] = steps
+    loops = step_kernels(sim.task)
+    (loops.step_parallel if parallel else loops.step)(*arrays)
+    return arrays
+
+
+def outcome_of(task, arrays):
+    """The loop's outcome in the form of ``Task.evaluate`` (for assert_outcome_close)."""
+    o = arrays.outcome
+    return types.SimpleNamespace(
+        reward=o["reward"],
+        terms={name: arrays.terms[:, j] for name, j in task.reported_columns},
+        distance=o["distance"],
+        tip=o["tip"],
+        terminated=o["terminated"],
+        success=o["success"],
+    )
+
+
 @pytest.mark.parametrize("parallel", [False, True])
 @pytest.mark.parametrize("name", TASKS)
 def test_kernel_step_matches_numpy_reference(name, parallel):
@@ -131,13 +160,11 @@ def test_kernel_step_matches_numpy_reference(name, parallel):
     n = 400
     state, goal, action = random_batch(sim, n, seed=1)
     nxt, obs, ref = reference(sim, state, goal, action)
-    x = state.copy()
-    buffers = sim.buffers(n)
-    sim.step(sim.arms(None, n), x, goal, action, buffers, parallel=parallel)
-    np.testing.assert_allclose(x, nxt, rtol=RTOL, atol=ATOL)
-    assert_outcome_close(sim.evaluation(buffers), ref)
-    np.testing.assert_allclose(buffers.obs, obs, rtol=1e-6, atol=1e-7)
-    assert buffers.obs.dtype == np.float32
+    arrays = run_step(sim, state, goal, action, parallel=parallel)
+    np.testing.assert_allclose(arrays.state, nxt, rtol=RTOL, atol=ATOL)
+    assert_outcome_close(outcome_of(sim.task, arrays), ref)
+    np.testing.assert_allclose(arrays.obs, obs, rtol=1e-6, atol=1e-7)
+    assert arrays.obs.dtype == np.float32
     # the random batch does exercise both branches of the flags
     if name != "reach_speed":
         assert ref["success"].any() and not ref["success"].all()
@@ -145,16 +172,29 @@ def test_kernel_step_matches_numpy_reference(name, parallel):
         assert ref["terminated"].any() and not ref["terminated"].all()
 
 
-def test_simulation_step_reports_the_time_after_the_step_and_keeps_the_callers_counts():
-    # the loop advances the step counts it is given; Simulation.step hands it a copy
+def test_the_step_loop_advances_the_counts_and_reports_the_time_after_the_step():
     sim = Simulation.create(task=TASKS["reach"])
-    n = 5
-    state, goal, action = random_batch(sim, n, seed=2)
+    state, goal, action = random_batch(sim, 5, seed=2)
     steps = np.array([0, 1, 7, 199, 3], dtype=np.int64)
-    buffers = sim.buffers(n)
-    sim.step(sim.arms(None, n), state.copy(), goal, action, buffers, steps=steps)
-    np.testing.assert_array_equal(steps, [0, 1, 7, 199, 3])
-    np.testing.assert_allclose(buffers.out[:, TIME], (steps + 1) * sim.dt, rtol=1e-15)
+    arrays = run_step(sim, state, goal, action, steps=steps)
+    np.testing.assert_array_equal(arrays.steps, steps + 1)
+    np.testing.assert_allclose(arrays.outcome["time"], (steps + 1) * sim.dt, rtol=1e-15)
+
+
+def test_the_loops_arguments_are_the_fields_of_loop_arrays_and_cannot_be_rebound():
+    import inspect
+
+    from twolink_gym import kernel
+
+    sim = Simulation.create(task="track")
+    arrays = loop_arrays(sim.task, 3, sim.config)
+    names = list(inspect.signature(step_kernels(sim.task).step.py_func).parameters)
+    assert list(arrays._fields) == names
+    assert arrays.obs.dtype == np.float32 and arrays.steps.dtype == np.int64
+    assert arrays.outcome.dtype == kernel.OUTCOME
+    assert all(a.flags.c_contiguous for a in arrays)
+    with pytest.raises(AttributeError):
+        arrays.state = np.zeros((3, 4))  # type: ignore[misc]
 
 
 @pytest.mark.parametrize("name", TASKS)
@@ -168,7 +208,7 @@ def test_task_evaluate_matches_documented_formulas(name):
     np.testing.assert_allclose(got.extras, ref["extras"], rtol=RTOL, atol=ATOL)
 
 
-def test_sincos_is_the_c_librarys_sin_and_cos_bit_for_bit():
+def test_sincos_is_math_sin_and_cos_bit_for_bit():
     from numba import njit
 
     @njit
@@ -423,12 +463,10 @@ from twolink_gym.kernel import step_kernels
 env = twolink_gym.TwoLinkEnv(task="balance")
 env.reset(seed=0)
 env.step(np.zeros(2, np.float32))
-sim = env.sim  # the step loop through numba's dispatch
-sim.step(sim.arms(None, 1), np.zeros((1, 4)), np.zeros((1, 0)), np.zeros((1, 2)), sim.buffers(1))
 loops = step_kernels(env.sim.task)
 print(json.dumps({
     name: [sum(loop.stats.cache_hits.values()), sum(loop.stats.cache_misses.values())]
-    for name, loop in [("step", loops.step), ("step_by_address", loops.step_by_address)]
+    for name, loop in [("step", loops.step), ("observe", loops.observe)]
 }))
 """
 
@@ -447,8 +485,8 @@ def test_step_loops_are_found_in_the_disk_cache_by_a_later_process():
         return json.loads(proc.stdout.strip().splitlines()[-1])
 
     probe()  # compiles (or finds) the balance loops and writes them
-    # [hits, misses]: the step loop called by numba's dispatch, and by address (the envs)
-    assert probe() == {"step": [1, 0], "step_by_address": [1, 0]}
+    # [hits, misses]: the step loop and the observe loop (the env's step and reset)
+    assert probe() == {"step": [1, 0], "observe": [1, 0]}
 
 
 _PACKAGE = os.path.dirname(twolink_gym.__file__)
@@ -552,57 +590,3 @@ def test_threads_default_to_one_and_pass_through_make_vec():
         "TwoLink-v0", num_envs=2, vectorization_mode="vector_entry_point", num_threads=2
     )
     assert venv.unwrapped.num_threads == 2
-
-
-@needs_compiler
-@pytest.mark.parametrize("task", ["reach", "balance", "track", "swingup"])
-def test_step_by_address_steps_as_the_step_loop_bit_for_bit(task):
-    """The envs' call by address runs the same machine code as the loop's dispatch."""
-    from twolink_gym.kernel import call_table, step_kernels
-
-    sim = Simulation.create(task=task)
-    loops = step_kernels(sim.task)
-    _, goal = sim.initial_conditions([np.random.default_rng(2)], None, 1, [sim.params])
-    actions = np.random.default_rng(5).uniform(-1, 1, (60, 2))
-    runs = []
-    for by_address in (False, True):
-        state = np.array([[0.3, -1.2, 0.5, -0.4]])
-        goal_row, action, buffers = goal.copy(), np.zeros((1, 2)), sim.buffers(1)
-        steps = np.zeros(1, dtype=np.int64)
-        arguments = sim.loop_arguments(sim.arms(None, 1), state, goal_row, action, buffers, steps)
-        table = call_table(arguments)
-        rows = []
-        for a in actions:
-            action[0] = a
-            if by_address:
-                loops.step_by_address(table.ctypes.data)
-            else:
-                loops.step(*arguments)
-            rows.append(
-                np.concatenate([state[0], buffers.out[0], buffers.terms[0], buffers.obs[0]])
-            )
-        assert steps[0] == len(actions)
-        runs.append(np.array(rows))
-    np.testing.assert_array_equal(runs[0], runs[1])
-
-
-def test_call_table_names_an_argument_that_is_not_c_contiguous():
-    from twolink_gym.kernel import LOOP_ARGUMENTS, call_table
-
-    sim = Simulation.create(task="reach")
-    state = np.asfortranarray(np.zeros((4, 4)))[:1]  # (1, 4), strided
-    arguments = sim.loop_arguments(
-        sim.arms(None, 1),
-        state,
-        np.zeros((1, 2)),
-        np.zeros((1, 2)),
-        sim.buffers(1),
-        np.zeros(1, dtype=np.int64),
-    )
-    with pytest.raises(ValueError, match="'state' must be C-contiguous"):
-        call_table(arguments)
-    wrong = list(arguments)
-    wrong[LOOP_ARGUMENTS.index("state")] = np.zeros((1, 4))
-    wrong[LOOP_ARGUMENTS.index("obs")] = np.zeros((1, 10))  # float64 where float32 is read
-    with pytest.raises(ValueError, match="'obs' must be a 2-d float32 array of 1 rows"):
-        call_table(tuple(wrong))

@@ -537,3 +537,64 @@ def test_no_index_constants_or_literal_term_indices_in_the_tasks():
         assert "= range(" not in text, path.name
         assert not re.search(r"\bterms\[\s*\d", text), path.name
         assert not re.search(r"\boptions\[\s*(\d|_[A-Z])", text), path.name
+
+
+# -- what a task declares for the tools above it (no tables keyed by task name) --------
+def test_the_settling_tolerance_is_the_option_a_task_names_even_for_a_new_task():
+    pytest.importorskip("stable_baselines3")
+    from twolink_gym.training.evaluate import settle_tolerance
+
+    from twolink_gym.tasks.balance import BalanceTask
+
+    @dataclasses.dataclass(frozen=True)
+    class Still(BalanceTask):  # a task no table in training/ has heard of
+        name = "still"
+        tolerance_option = "fall_angle"
+
+    assert settle_tolerance(Still(fall_angle=0.7)) == 0.7
+    assert settle_tolerance(TASKS["reach"](tolerance=0.03)) == 0.03
+
+    @dataclasses.dataclass(frozen=True)
+    class Vague(BalanceTask):
+        name = "vague"
+        tolerance_option = None
+
+    with pytest.raises(ValueError, match="'vague' declares no tolerance_option"):
+        settle_tolerance(Vague())
+
+
+def test_distance_units_agree_with_the_distance_the_env_reports():
+    # reach and track: the tip's distance to a point [m]; balance and swing-up: a tilt [rad]
+    units = {name: cls.distance_unit for name, cls in TASKS.items()}
+    assert units == {"reach": "m", "balance": "rad", "swingup": "rad", "track": "m"}
+    env = TwoLinkEnv(task="reach")
+    _, info = env.reset(seed=0, options={"state": [0.0, 0.0, 0.0, 0.0], "target": [0.5, 0.0]})
+    assert info["distance"] == pytest.approx(2.0 - 0.5)  # tip at x = l1 + l2 = 2 m
+    env = TwoLinkEnv(task="balance")
+    _, info = env.reset(seed=0, options={"state": [math.pi / 2 + 0.1, -0.3, 0.0, 0.0]})
+    assert info["distance"] == pytest.approx(0.2)  # the second link's tilt, rad
+
+
+def test_only_goal_conditioned_tasks_get_the_her_view():
+    pytest.importorskip("stable_baselines3")
+    from twolink_gym.training.goal_env import GoalObservationVecEnv
+
+    assert [name for name, cls in TASKS.items() if cls.goal_conditioned] == ["reach"]
+    reach = TASKS["reach"]()
+    assert hasattr(reach, "reward_at_distance") and hasattr(reach, "goal_free_term_names")
+    with pytest.raises(ValueError, match=r"task 'track' has no goal-conditioned.*\['reach'\]"):
+        GoalObservationVecEnv(None, TASKS["track"](), None)  # type: ignore[arg-type]
+
+
+def test_a_task_without_a_goal_or_extras_needs_neither_hook():
+    @dataclasses.dataclass(frozen=True)
+    class Bare(TASKS["balance"]):  # type: ignore[misc,valid-type]
+        name = "bare"
+
+    task = Bare()
+    assert task.sample_goal(np.random.default_rng(0), ArmParams()).shape == (0,)
+    low, high = task.extras_bounds(ArmParams())
+    assert low.shape == high.shape == (0,)
+    assert "sample_goal" not in vars(TASKS["balance"]) and "sample_goal" not in vars(
+        TASKS["swingup"]
+    )

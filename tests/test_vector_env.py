@@ -540,4 +540,6 @@ def test_float_arrays_out_of_range_are_clipped_like_any_action():
         o2, r2, *_ = general.step(big.astype(np.float64).tolist())
         np.testing.assert_array_equal(o1, o2)
         np.testing.assert_array_equal(r1, r2)
-    np.testing.assert_array_equal(fast._last_action, [[1.0, -1.0], [0.5, -1.0], [-0.25, 1.0]])
+    np.testing.assert_array_equal(
+        fast._core.arrays.action, [[1.0, -1.0], [0.5, -1.0], [-0.25, 1.0]]
+    )

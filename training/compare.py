@@ -38,6 +38,8 @@ from twolink_gym.training.evaluate import (
     write_evaluation,
 )
 
+from twolink_gym.tasks import TASKS
+
 __all__ = [
     "OUTPUT_FILES",
     "check_output",
@@ -49,10 +51,6 @@ __all__ = [
     "plot_trajectory",
     "trajectory_figure",
 ]
-
-#: Tasks whose distance is plotted on a linear axis (a swing-up's tilt falls from
-#: pi to the band: on a log axis its swings would be squeezed into the top decade).
-_LINEAR_DISTANCE = frozenset({"swingup"})
 
 
 #: A table column: its header, and the cell it shows of a policy's :func:`summarize` dict.
@@ -119,10 +117,12 @@ def _table(results: Sequence[Rollouts], columns: Sequence[Column]) -> str:
 def markdown_table(results: Sequence[Rollouts], task: str) -> str:
     """The comparison table, one row per policy.
 
-    For track, the tracking error over the episode (RMS and largest, what its
-    success measures) replaces the final distance and the settling columns.
+    For a task whose success is judged over the episode
+    (:attr:`~twolink_gym.tasks.Task.success_over_episode`: track), the
+    tracking error (RMS and largest) replaces the final distance and the
+    settling columns.
     """
-    if task == "track":
+    if TASKS[task].success_over_episode:
         middle = _TRACKING
     else:
         unit = DISTANCE_UNIT.get(task, "")
@@ -258,7 +258,7 @@ def trajectory_figure(
         for joint in (0, 1):
             axes[1 + joint].plot(ta, a[:, joint], label=r.label, alpha=0.85, **style)
     axes[0].axhline(tolerance, color="k", ls="--", lw=0.8, label="tolerance")
-    if task not in _LINEAR_DISTANCE:
+    if TASKS[task].distance_log_axis:
         axes[0].set_yscale("log")
     axes[0].set(
         xlabel="time [s]",

@@ -65,7 +65,7 @@ from twolink_gym.training.policies import LoadedPolicy, applicable_controllers, 
 from twolink_gym.training.stats import wilson_interval
 
 from twolink_gym.env import TwoLinkEnv
-from twolink_gym.tasks import Task
+from twolink_gym.tasks import TASKS, Task
 from twolink_gym.vector_env import TwoLinkVectorEnv
 
 __all__ = [
@@ -84,15 +84,9 @@ __all__ = [
 
 Array = NDArray[np.float64]
 
-#: The task option that is each task's distance tolerance (for the settling time).
-_TOLERANCE_OPTION = {
-    "reach": "tolerance",
-    "balance": "success_angle",
-    "swingup": "success_angle",
-    "track": "tolerance",
-}
-#: The unit of each task's distance (for tables and plots).
-DISTANCE_UNIT = {"reach": "m", "balance": "rad", "swingup": "rad", "track": "m"}
+#: The unit of each registered task's distance (for tables and plots), as each
+#: task declares it (:attr:`Task.distance_unit`).
+DISTANCE_UNIT = {name: cls.distance_unit for name, cls in TASKS.items()}
 #: Goals longer than this (a track episode's reference table, 6317 numbers) are not
 #: written to ``episodes.csv`` and ``episode_set.npz``; the set's seed is, and
 #: :func:`draw_episodes` draws the same episodes again from it.
@@ -116,12 +110,20 @@ METRICS = (
 
 
 def settle_tolerance(task: Task) -> float:
-    """The distance tolerance of ``task`` used for the settling time (m or rad)."""
-    if task.name not in _TOLERANCE_OPTION:
+    """The distance tolerance of ``task`` used for the settling time (m or rad).
+
+    The option the task names as its :attr:`~twolink_gym.tasks.Task.tolerance_option`.
+
+    Raises
+    ------
+    ValueError
+        If the task names none.
+    """
+    if task.tolerance_option is None:
         raise ValueError(
-            f"no settling tolerance known for task {task.name!r}; known: {sorted(_TOLERANCE_OPTION)}"
+            f"task {task.name!r} declares no tolerance_option, so it has no settling tolerance"
         )
-    return float(getattr(task, _TOLERANCE_OPTION[task.name]))
+    return float(getattr(task, task.tolerance_option))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
 
-from twolink_gym.tasks import Task
+from twolink_gym.tasks import TASKS, Task
 
 __all__ = ["GOAL_FREE_TERMS", "GoalObservationVecEnv", "GoalSplit"]
 
@@ -121,9 +121,11 @@ class GoalObservationVecEnv(VecEnvWrapper):
     """
 
     def __init__(self, venv: VecEnv, task: Task, split: GoalSplit) -> None:
-        if not hasattr(task, "reward_at_distance") or not hasattr(task, "goal_free_term_names"):
+        if not task.goal_conditioned:
+            goal_tasks = sorted(name for name, cls in TASKS.items() if cls.goal_conditioned)
             raise ValueError(
-                f"env.goal_observation: task {task.name!r} has no goal-conditioned reward"
+                f"env.goal_observation: task {task.name!r} has no goal-conditioned reward; "
+                f"tasks with one: {goal_tasks}"
             )
         super().__init__(venv, observation_space=split.space)
         self.task = task

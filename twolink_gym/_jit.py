@@ -44,6 +44,7 @@ import cmath
 import functools
 import hashlib
 import inspect
+import math
 import os
 import types as pytypes
 from collections.abc import Callable, Mapping
@@ -52,9 +53,8 @@ from typing import Any, TypeVar
 
 import numba
 import numpy as np
-from llvmlite import ir
 from numba import types
-from numba.extending import intrinsic, overload
+from numba.extending import overload
 
 __all__ = [
     "JIT_DISABLED",
@@ -63,7 +63,6 @@ __all__ = [
     "get_num_threads",
     "kernel",
     "max_threads",
-    "pointer_to",
     "python_source",
     "set_num_threads",
     "sincos",
@@ -243,74 +242,22 @@ def _from_python_file(fn: Callable[..., Any]) -> bool:
 
 
 def sincos(x: float) -> tuple[float, float]:
-    """``(sin x, cos x)``: one call of the C library's ``sincos`` in compiled code.
+    """``(sin x, cos x)`` of a float (compiled code also takes a complex ``x``).
 
-    C's ``sincos`` shares the argument reduction of the two functions and costs
-    about as much as one of them; its results are those of ``sin`` and ``cos``
-    bit for bit (glibc; checked in the tests against ``numpy.sin``/``cos``).
-    Compiled code also accepts a complex ``x`` (``cmath``). In the interpreter
-    (``NUMBA_DISABLE_JIT=1``) this Python body runs, for floats and complex
-    numbers alike.
+    Compiled, it is ``math.sin`` and ``math.cos``: numba emits LLVM's ``sin``
+    and ``cos``, and LLVM lowers the pair to the platform's own routines (on
+    Linux one call of the C library's ``sincos``, which shares the argument
+    reduction; elsewhere whatever that platform provides), so no C symbol is
+    named here. In the interpreter (``NUMBA_DISABLE_JIT=1``) this Python body
+    runs, for floats and complex numbers alike.
     """
     return np.sin(x), np.cos(x)
-
-
-@intrinsic
-def _libm_sincos(typingctx, x):  # type: ignore[no-untyped-def,unused-ignore]
-    if not isinstance(x, types.Float):
-        return None
-    sig = types.UniTuple(types.float64, 2)(x)
-
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        dbl = ir.DoubleType()
-        fnty = ir.FunctionType(ir.VoidType(), [dbl, dbl.as_pointer(), dbl.as_pointer()])
-        fn = builder.module.globals.get("sincos")
-        if fn is None:
-            fn = ir.Function(builder.module, fnty, "sincos")
-        with builder.goto_entry_block():  # stack slots in the entry block, as LLVM prefers
-            s = builder.alloca(dbl)
-            c = builder.alloca(dbl)
-        builder.call(fn, [context.cast(builder, args[0], signature.args[0], types.float64), s, c])
-        return context.make_tuple(
-            builder, signature.return_type, [builder.load(s), builder.load(c)]
-        )
-
-    return sig, codegen
-
-
-def pointer_to(address: int, dtype: Any) -> Any:
-    """The C pointer to ``dtype`` at ``address`` (an int64), in compiled code only.
-
-    With :func:`numba.carray` it makes an array of memory that Python owns and
-    passes by address (``StepKernels.step_by_address`` of :mod:`twolink_gym.kernel`).
-    """
-    raise TypeError("pointer_to works in compiled code only")
-
-
-@intrinsic
-def _pointer_to(typingctx, address, dtype):  # type: ignore[no-untyped-def,unused-ignore]
-    if not (isinstance(address, types.Integer) and isinstance(dtype, types.NumberClass)):
-        return None
-    pointer = types.CPointer(dtype.dtype)
-    sig = pointer(address, dtype)
-
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        return builder.inttoptr(args[0], context.get_value_type(pointer))
-
-    return sig, codegen
-
-
-@overload(pointer_to)
-def _pointer_to_overload(address, dtype):  # type: ignore[no-untyped-def,unused-ignore]  # numba matches names
-    if isinstance(address, types.Integer) and isinstance(dtype, types.NumberClass):
-        return lambda address, dtype: _pointer_to(address, dtype)  # type: ignore[call-arg]
-    return None
 
 
 @overload(sincos)
 def _sincos_overload(x):  # type: ignore[no-untyped-def,unused-ignore]  # numba matches names
     if isinstance(x, types.Float):
-        return lambda x: _libm_sincos(x)  # type: ignore[call-arg]
+        return lambda x: (math.sin(x), math.cos(x))
     if isinstance(x, types.Complex):  # the complex step of dynamics.linearize
         return lambda x: (cmath.sin(x), cmath.cos(x))
     return None

@@ -1,89 +1,96 @@
-"""What the single and the vector env share around a :class:`Simulation`: info dicts and drawing.
+"""What the single and the vector env share around a :class:`~twolink_gym.core.Core`.
 
 :class:`~twolink_gym.env.TwoLinkEnv` and
 :class:`~twolink_gym.vector_env.TwoLinkVectorEnv` are thin Gymnasium adapters
-of one :class:`~twolink_gym.simulation.Simulation`; their binding of the
-compiled step loop and their renderers are built here, once. Each env builds
-its ``info`` on its own fast path (on floats for one arm, on arrays for a
-batch), with the same entries in the same order: ``state``, ``tip``,
-``distance``, ``is_success``, ``time``, the task's goal entries
-(:meth:`~twolink_gym.tasks.Task.goal_info`, for a task with a goal), the
-reported reward terms, and ``params`` with ``randomize``
-(``tests/test_speed_contract.py`` checks that they agree).
+of one batched core (:mod:`twolink_gym.core`, which also builds their
+``info``); the configuration properties they expose and their renderers are
+built here, once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
-from twolink_gym._jit import JIT_DISABLED
-from twolink_gym.kernel import call_table, step_kernels
+from twolink_gym.imperfections import ActuatorModel, ObservationModel, Randomization
 from twolink_gym.params import ArmParams
-from twolink_gym.simulation import Simulation, StepBuffers
+from twolink_gym.simulation import Simulation
+from twolink_gym.tasks import Task
 
 if TYPE_CHECKING:
     from twolink_gym.rendering import ArmRenderer
 
-__all__ = ["BoundStepLoop", "check_render_mode", "draw", "new_renderer"]
+__all__ = ["EnvSettings", "check_render_mode", "draw", "new_renderer"]
 
 
-class BoundStepLoop:
-    """The task's compiled step loops, bound once to an env's arrays.
+class EnvSettings:
+    """Read-only properties of an env's configuration (its :class:`Simulation`, ``self.sim``).
 
-    Mixed into both envs. The env's arrays (``_arms`` ``(n, 12)``, ``_state``
-    ``(n, 4)``, ``_goal``, ``_last_action`` ``(n, 2)``, ``_buffers``,
-    ``_elapsed`` ``(n,)``) are updated in place from step to step, never
-    rebound, so a step calls the loop (:meth:`_step_loop`) without rebuilding
-    its arguments. Pickling leaves the compiled loops out and binds
-    them again on unpickling.
+    Mixed into both envs.
     """
 
     sim: Simulation
-    _arms: NDArray[np.float64]
-    _state: NDArray[np.float64]
-    _goal: NDArray[np.float64]
-    _last_action: NDArray[np.float64]
-    _buffers: StepBuffers
-    _elapsed: NDArray[np.int64]
 
-    def _bind_kernel(self) -> None:
-        """Look up the task's step loops and bind their arguments to the env's arrays.
+    @property
+    def params(self) -> ArmParams:
+        """The arm's physical parameters."""
+        return self.sim.params
 
-        :meth:`_step_loop` calls the loop by the address of the arrays' call
-        table (``step_by_address`` of :class:`~twolink_gym.kernel.StepKernels`:
-        one integer crosses to compiled code instead of twelve arrays), or,
-        without numba's compiler, the loop itself.
+    @property
+    def task(self) -> Task:
+        """The task object."""
+        return self.sim.task
+
+    @property
+    def dt(self) -> float:
+        """Control period [s]."""
+        return self.sim.dt
+
+    @property
+    def substeps(self) -> int:
+        """RK4 sub-steps per control period."""
+        return self.sim.substeps
+
+    @property
+    def max_torque(self) -> NDArray[np.float64]:
+        """Joint torques at action ±1 [N·m] (a copy), shape ``(2,)``."""
+        return self.sim.max_torque.copy()
+
+    @property
+    def max_speed(self) -> float:
+        """Joint speed limit [rad/s]."""
+        return self.sim.max_speed
+
+    @property
+    def actuation(self) -> str:
+        """``"full"``, ``"acrobot"`` (elbow motor only) or ``"pendubot"`` (shoulder only)."""
+        return self.sim.actuation
+
+    @property
+    def observation_kind(self) -> str:
+        """``"state"`` or ``"angles"`` (the ``observation`` keyword).
+
+        Not named ``observation``: Gymnasium's observation wrappers have a method of that name.
         """
-        self._loops = step_kernels(self.sim.task)
-        self._step_args = self.sim.loop_arguments(
-            self._arms, self._state, self._goal, self._last_action, self._buffers, self._elapsed
-        )
-        self._call_table = call_table(self._step_args)
-        self._table_address = int(self._call_table.ctypes.data)
-        self._by_address = None if JIT_DISABLED else self._loops.step_by_address
+        return self.sim.observation_kind
 
-    def _step_loop(self) -> None:
-        """One control step of every arm on the calling thread (the arrays in place)."""
-        if self._by_address is not None:
-            self._by_address(self._table_address)
-        else:
-            self._loops.step(*self._step_args)
+    @property
+    def randomization(self) -> Randomization | None:
+        """The per-episode randomisation of the arm (``None``: every episode has :attr:`params`)."""
+        return self.sim.randomization
 
-    def __getstate__(self) -> dict[str, Any]:
-        """The env's attributes without the compiled loops and the call table."""
-        state = self.__dict__.copy()
-        for name in ("_loops", "_step_args", "_call_table", "_table_address", "_by_address"):
-            del state[name]
-        return state
+    @property
+    def observation_model(self) -> ObservationModel | None:
+        """The observation model (``None``: the full state, without noise)."""
+        return self.sim.observation_model
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        """Restore the attributes and bind the loops again."""
-        self.__dict__.update(state)
-        self._bind_kernel()
+    @property
+    def actuator_model(self) -> ActuatorModel | None:
+        """The actuator model (``None``: ideal motors)."""
+        return self.sim.actuator_model
 
 
 def check_render_mode(render_mode: str | None, modes: Sequence[str]) -> str | None:

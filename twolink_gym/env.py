@@ -10,16 +10,11 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
-from twolink_gym.adapters import BoundStepLoop, check_render_mode, draw, new_renderer
+from twolink_gym.adapters import EnvSettings, check_render_mode, draw, new_renderer
+from twolink_gym.core import Core, StepResult, step_info
 from twolink_gym.env_config import EnvConfig
-from twolink_gym.kernel import TIP_X, TIP_Y
 from twolink_gym.params import ArmParams
-from twolink_gym.simulation import (
-    DecodedObservation,
-    Simulation,
-    SimulationProperties,
-    decode_observation,
-)
+from twolink_gym.simulation import DecodedObservation, Simulation, decode_observation
 from twolink_gym.tasks import Task
 
 __all__ = ["TwoLinkEnv"]
@@ -27,7 +22,7 @@ __all__ = ["TwoLinkEnv"]
 ObsType = NDArray[np.float32]
 
 
-class TwoLinkEnv(BoundStepLoop, SimulationProperties, gym.Env[ObsType, NDArray[np.float32]]):
+class TwoLinkEnv(EnvSettings, gym.Env[ObsType, NDArray[np.float32]]):
     """A planar two-link arm driven by torques at both joints.
 
     Parameters
@@ -95,63 +90,35 @@ class TwoLinkEnv(BoundStepLoop, SimulationProperties, gym.Env[ObsType, NDArray[n
         self.sim = Simulation.create(self.config)
         self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         self.metadata = {**self.metadata, "render_fps": round(1.0 / self.sim.dt)}
-        low, high = self.sim.observation_bounds()
+        #: The batched core of one arm (row 0 of its arrays and results).
+        self._core = Core(self.sim, [self.np_random])
+        low, high = self._core.obs_bounds
         self.observation_space = spaces.Box(low, high, dtype=np.float32)
-        self._obs_bounds = (low, high)
-        self._plain_obs = self.sim.observation_model is None
-        # read on every step: kept as plain attributes
-        self._action_size = self.sim.action_size
-        self._reported = self.sim.task.reported_columns
-        # the task's goal entries of info: a copy of the goal as "target" (the base
-        # goal_info), the task's own goal_info, or none (a task without a goal)
-        has_goal = self.sim.task.goal_size > 0
-        plain = type(self.sim.task).goal_info is Task.goal_info
-        self._goal_copy = has_goal and plain
-        self._goal_entries = has_goal and not plain
         self.action_space = spaces.Box(-1.0, 1.0, shape=(self.sim.action_size,), dtype=np.float32)
-
-        # the kernel's arrays, updated in place (never rebound: _step_args holds them)
-        self._arms = self.sim.arms(None, 1)
-        self._state = np.zeros((1, 4))
-        self._goal = np.zeros((1, self.sim.task.goal_size))
-        self._elapsed = np.zeros(1, dtype=np.int64)  # steps into the episode (the kernel's count)
-        self._last_action = np.zeros((1, 2))
-        self._buffers = self.sim.buffers(1)
-        self._episode_params = self.sim.params
-        model = self.sim.actuator_model
-        self._actuator = None if model is None else model.new_state(1)
-        self._bind_kernel()
+        self._action_size = self.sim.action_size  # read on every step
+        # the models that draw noise from np_random on every step
+        self._noisy = self.sim.actuator_model is not None or self.sim.observation_model is not None
+        self._params_info: dict[str, Any] | None = None
         self._last_reward = 0.0
         self._renderer: Any = None
         # valid right after __init__: an episode drawn from an unseeded generator
         self._start(None)
 
-    def _bind_kernel(self) -> None:
-        """Bind the step loop, and keep the one arm's rows of its arrays (views, read per step)."""
-        super()._bind_kernel()
-        self._command = self._last_action[0]  # written by step
-        self._state_row = self._state[0]
-        self._goal_row = self._goal[0]
-        self._obs_row = self._buffers.obs[0]
-        self._out_row = self._buffers.out[0]
-        self._terms_row = self._buffers.terms[0]
-        self._tip_row = self._buffers.out[0, TIP_X : TIP_Y + 1]
-
     # -- properties ------------------------------------------------------
     @property
     def state(self) -> NDArray[np.float64]:
         """The true state ``[q1, q2, dq1, dq2]`` (a copy), shape ``(4,)``."""
-        return self._state[0].copy()
+        return self._core.arrays.state[0].copy()
 
     @property
     def goal(self) -> NDArray[np.float64]:
         """The episode's goal (reach: the target tip position [m]), shape ``(goal_size,)``."""
-        return self._goal[0].copy()
+        return self._core.arrays.goal[0].copy()
 
     @property
     def _time(self) -> float:
         """Time since the episode started [s]."""
-        return int(self._elapsed[0]) * self.sim.dt
+        return self._core.time(0)
 
     @property
     def default_max_episode_steps(self) -> int:
@@ -166,7 +133,7 @@ class TwoLinkEnv(BoundStepLoop, SimulationProperties, gym.Env[ObsType, NDArray[n
     @property
     def arm_params(self) -> ArmParams:
         """The arm of the current episode (:attr:`params`, or the randomisation's draw)."""
-        return self._episode_params
+        return self._core.params[0]
 
     def decode(self, observation: Any) -> DecodedObservation:
         """Recover state and goal from an observation of this env (see :func:`decode_observation`).
@@ -190,99 +157,52 @@ class TwoLinkEnv(BoundStepLoop, SimulationProperties, gym.Env[ObsType, NDArray[n
         """
         self.sim.check_options(options)  # before the generator is reseeded
         super().reset(seed=seed)
-        self._start(options)
+        result = self._start(options)
         if self._renderer is not None:
-            self._renderer.params = self._episode_params
+            self._renderer.params = self._core.params[0]
             self._renderer.reset_trail()
         if self.render_mode == "human":
             self.render()
-        return self._observation(), self._info()
+        return result.obs[0], self._info(result)
 
-    def _start(self, options: dict[str, Any] | None) -> None:
-        rngs = [self.np_random]
+    def _start(self, options: dict[str, Any] | None) -> StepResult:
+        """A new episode of the core's arm, drawn from :attr:`np_random`."""
+        core = self._core
+        core.rngs[0] = self.np_random  # reset(seed=...) makes a new generator
+        result = core.reset(None, options)
         if self.sim.randomization is not None:
-            (self._episode_params,) = self.sim.randomization.draw(rngs, [self.sim.params])
-            self._arms[:] = self.sim.arms([self._episode_params], 1)
-            self._params_info = self._episode_params.to_dict()
-        if self._actuator is not None:
-            self._actuator.reset()
-        state, goal = self.sim.initial_conditions(rngs, options, 1, [self._episode_params])
-        self._state[:] = state
-        self._goal[:] = goal
-        self._last_action[:] = 0.0
-        self._elapsed[0] = 0
+            self._params_info = core.params[0].to_dict()
         self._last_reward = 0.0
-        self.sim.observe_into(self._arms, self._state, self._goal, self._buffers)
+        return result
 
     def step(self, action: Any) -> tuple[ObsType, float, bool, bool, dict[str, Any]]:
         """Apply a normalised torque for one control period."""
+        core = self._core
         if self._action_size != 2:
-            a = self.sim.check_action(action, (self._action_size,))
-            self._last_action[:] = self.sim.expand_action(a[None, :])
-            return self._advance()
-        if type(action) is np.ndarray and action.shape == (2,) and action.dtype.kind == "f":
-            a1, a2 = action.tolist()
-            if not (math.isfinite(a1) and math.isfinite(a2)):
-                self.sim.check_action(action, (2,))  # raises the ValueError
+            core.set_command(self.sim.check_action(action, (self._action_size,))[None, :])
         else:
-            a1, a2 = self.sim.check_action(action, (2,)).tolist()
-        # clipped to [-1, 1] (documented), on floats: cheaper than numpy on 2 numbers
-        last = self._command
-        last[0] = -1.0 if a1 < -1.0 else (1.0 if a1 > 1.0 else a1)
-        last[1] = -1.0 if a2 < -1.0 else (1.0 if a2 > 1.0 else a2)
-        return self._advance()
-
-    def _advance(self) -> tuple[ObsType, float, bool, bool, dict[str, Any]]:
-        """Run the step kernel with the command in ``_last_action``; the step's return.
-
-        The actuator model (if any) replaces the command by the applied action first.
-        """
-        if self._actuator is not None:
-            model = self.sim.actuator_model
-            assert model is not None
-            self._last_action[:] = model.apply(self._last_action, self._actuator, [self.np_random])
-        self._step_loop()  # advances _elapsed too
-        row = self._out_row.tolist()
-        self._last_reward = reward = row[0]
+            if type(action) is np.ndarray and action.shape == (2,) and action.dtype.kind == "f":
+                a1, a2 = action.tolist()
+                if not (math.isfinite(a1) and math.isfinite(a2)):
+                    self.sim.check_action(action, (2,))  # raises the ValueError
+            else:
+                a1, a2 = self.sim.check_action(action, (2,)).tolist()
+            # clipped to [-1, 1] (documented), on floats: cheaper than numpy on 2 numbers
+            command = core.arrays.action
+            command[0, 0] = -1.0 if a1 < -1.0 else (1.0 if a1 > 1.0 else a1)
+            command[0, 1] = -1.0 if a2 < -1.0 else (1.0 if a2 > 1.0 else a2)
+        if self._noisy:
+            core.rngs[0] = self.np_random
+        result = core.step()
+        self._last_reward = reward = float(result.reward[0])
         if self.render_mode == "human":
             self.render()
-        obs = self._obs_row.copy() if self._plain_obs else self._observation()
-        return obs, reward, row[4] != 0.0, False, self._info(row)
+        return result.obs[0], reward, bool(result.terminated[0]), False, self._info(result)
 
-    def _observation(self) -> ObsType:
-        """The observation of the current state (a new array), through the observation model."""
-        model = self.sim.observation_model
-        if model is None:
-            return self._obs_row.copy()
-        return model.apply(self._buffers.obs, [self.np_random], *self._obs_bounds)[0]
-
-    def _info(self, row: list[float] | None = None) -> dict[str, Any]:
-        """The info dict of the current state, from the kernel's outcome row ``row``.
-
-        Built on floats, with the vector env's entries in its order (see
-        :mod:`twolink_gym.adapters`). Every array in it is new.
-        """
-        if row is None:
-            row = self._out_row.tolist()
-        _, distance, _, _, _, success, time = row
-        info: dict[str, Any] = {
-            "state": self._state_row.copy(),
-            "tip": self._tip_row.copy(),
-            "distance": distance,
-            "is_success": success != 0.0,
-            "time": time,
-        }
-        if self._goal_copy:
-            info["target"] = self._goal_row.copy()
-        elif self._goal_entries:
-            for key, value in self.sim.task.goal_info(self._goal, self._buffers.extras).items():
-                info[key] = value[0]
-        terms = self._terms_row.tolist()
-        for name, j in self._reported:
-            info[name] = terms[j]
-        if self.sim.randomization is not None:
-            info["params"] = dict(self._params_info)
-        return info
+    def _info(self, result: StepResult) -> dict[str, Any]:
+        """The info dict of the core's arm (:func:`~twolink_gym.core.step_info`, row 0)."""
+        params = None if self._params_info is None else dict(self._params_info)
+        return step_info(result, self.sim.task, 0, params)
 
     # -- rendering -------------------------------------------------------
     def render(self) -> NDArray[np.uint8] | None:
@@ -294,18 +214,19 @@ class TwoLinkEnv(BoundStepLoop, SimulationProperties, gym.Env[ObsType, NDArray[n
                 f'e.g. gym.make("{self.spec.id if self.spec else "TwoLink-v0"}", render_mode="rgb_array")'
             )
             return None
+        core = self._core
         if self._renderer is None:
             self._renderer = new_renderer(
-                self.sim, self._episode_params, self.render_mode, self.metadata["render_fps"]
+                self.sim, core.params[0], self.render_mode, self.metadata["render_fps"]
             )
         return draw(
             self._renderer,
             self.sim,
-            self._state[0],
-            self._goal[0],
+            core.arrays.state[0],
+            core.arrays.goal[0],
             self._time,
             self._last_reward,
-            self._last_action[0],
+            core.arrays.action[0],
         )
 
     def close(self) -> None:

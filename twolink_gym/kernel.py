@@ -4,7 +4,7 @@ This module holds the interface every task kernel is written against (the
 named tuples :class:`Arm`, :class:`Step` and :class:`Outcome`, and
 :class:`TaskKernel`, the one statement of its signature) and the one loop that
 runs a task kernel over a batch of arms. :func:`step_kernels` compiles three
-copies of that loop per task, and a caller of the first by address:
+copies of that loop per task:
 
 ``step``
     one control step of every arm on the calling thread: RK4 of the
@@ -14,81 +14,72 @@ copies of that loop per task, and a caller of the first by address:
     the same, with the arms spread over numba's thread pool (``prange``);
 ``observe``
     the task kernel and the observation of every arm where it is (episode
-    starts, and :meth:`Task.evaluate <twolink_gym.tasks.Task.evaluate>`);
-``step_by_address``
-    ``step`` on the arrays whose :func:`call_table` lies at an address.
+    starts, and :meth:`Task.evaluate <twolink_gym.tasks.Task.evaluate>`).
 
-The single env calls ``step`` with one arm, the vector env ``step`` or
-``step_parallel`` with all its copies: the same per-arm machine code, so
-their trajectories are bit-identical. The loop is written once, as a template
-that calls the module-level names ``task_kernel``, ``Options`` and ``Memory``;
-each task gets its own compiled copies with those names bound to its kernel
-and its named tuple types (:func:`twolink_gym._jit.bound_kernel`), built on
-first use (memoised per process), compiled on their first call and cached on
-disk under a key of the sources they embed. The envs' arrays cross from Python
-once, as the addresses in their call table (``step_by_address``: one integer
-per call instead of twelve arrays to check and unbox); the named tuples are
-built inside the compiled loop (:func:`from_vector`), where they cost nothing.
+The batched core (:mod:`twolink_gym.core`) calls ``step`` with one arm for
+the single env and with all copies for the vector env (``step_parallel`` with
+threads): the same per-arm machine code, so their trajectories are
+bit-identical. It calls the loop through numba's own dispatch, which checks the
+type, dimensions and layout of every array at each call. The loop is written
+once, as a template that calls the module-level names ``task_kernel_bound``,
+``Options`` and ``Memory``; each task gets its own compiled copies with those
+names bound to its kernel and its named tuple types
+(:func:`twolink_gym._jit.bound_kernel`), built on first use (memoised per
+process), compiled on their first call and cached on disk under a key of the
+sources they embed.
 
-Array arguments of the loop (``n`` arms; all C-contiguous), in order
-(:data:`LOOP_ARGUMENTS`)::
+The loop's arguments are the fields of :data:`LoopArrays`, taken from the
+loop's signature (``n`` arms; all C-contiguous; :func:`loop_arrays` allocates
+them)::
 
-    arms         (n, 12) float64  per-copy arm vectors (dynamics.ARM_VECTOR_FIELDS)
-    config       (5,)   float64   [max_torque1, max_torque2, max_speed, dt, substeps]
-    options      (k,)   float64   the task's options vector (Task.kernel_options)
-    steps        (n,)   int64     control steps taken in each arm's episode so far;
-                                  step: each count is advanced by one, and the task
-                                  kernel sees the time after the step, steps·dt
-                                  (observe: read only, the time steps·dt)
-    state        (n, 4) float64   [q1, q2, dq1, dq2]; step: read, then overwritten
-    action       (n, 2) float64   normalised actions, already clipped to [-1, 1]
-    goal         (n, g) float64   read only
-    memory       (n, m) float64   the task's per-episode memory (Task.Memory), read and
-                                  rewritten
-    obs          (n, 6 + e) float32   written: [cos q1, sin q1, cos q2, sin q2, dq1, dq2, *extras]
-    out          (n, 7) float64   written: reward, distance, tip x, tip y, terminated, success,
-                                  episode time steps·dt [s]
-                                  (the column constants of this module)
-    terms        (n, t) float64   written: the reward's terms (Task.Terms, in field order)
-    extras       (n, e) float64   written: the observation extras in float64
+    arms     (n, 12) float64   per-copy arm vectors (dynamics.ARM_VECTOR_FIELDS)
+    config   (5,)   float64    [max_torque1, max_torque2, max_speed, dt, substeps]
+    options  (k,)   float64    the task's options vector (Task.kernel_options)
+    steps    (n,)   int64      control steps taken in each arm's episode so far;
+                               step: each count is advanced by one
+    state    (n, 4) float64    [q1, q2, dq1, dq2]; step: read, then overwritten
+    action   (n, 2) float64    normalised actions, already clipped to [-1, 1]
+    goal     (n, g) float64    read only
+    memory   (n, m) float64    the task's per-episode memory (Task.Memory), read and
+                               rewritten
+    obs      (n, 6 + e) float32   written: [cos q1, sin q1, cos q2, sin q2, dq1, dq2, *extras]
+    outcome  (n,) OUTCOME      written: reward, distance, tip (2,) [m], terminated,
+                               success; time [s]: step writes the time after the
+                               step, steps·dt; observe reads the time of each state
+    terms    (n, t) float64    written: the reward's terms (Task.Terms, in field order)
+    extras   (n, e) float64    written: the observation extras in float64
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import typing
 from typing import Any, NamedTuple, Protocol
 
 import numpy as np
-from numba import carray, prange, types
+from numba import prange, types
 from numba.extending import overload
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
-from twolink_gym._jit import bound_kernel, kernel, pointer_to, sincos
+from twolink_gym._jit import bound_kernel, kernel, sincos
 from twolink_gym.dynamics import ARM_VECTOR_FIELDS
 from twolink_gym.integrators import rk4
 from twolink_gym.kinematics import tip_from_trig
 
 __all__ = [
-    "DISTANCE",
-    "LOOP_ARGUMENTS",
-    "OUT_SIZE",
-    "REWARD",
-    "SUCCESS",
-    "TERMINATED",
-    "TIME",
-    "TIP_X",
-    "TIP_Y",
+    "OUTCOME",
     "Arm",
+    "LoopArrays",
     "NoMemory",
     "Outcome",
     "Step",
     "StepKernels",
     "TaskKernel",
-    "call_table",
     "clip_actions",
     "from_vector",
+    "loop_arrays",
     "step_kernels",
     "task_kernel",
     "to_row",
@@ -96,15 +87,18 @@ __all__ = [
 
 Array = NDArray[np.float64]
 
-# columns of an outcome row (``out`` of the loop)
-REWARD = 0
-DISTANCE = 1
-TIP_X = 2
-TIP_Y = 3
-TERMINATED = 4
-SUCCESS = 5
-TIME = 6
-OUT_SIZE = 7
+#: The record of one arm's outcome (the loop's ``outcome`` array): named fields,
+#: read as ``outcome["reward"]`` (a view over the arms).
+OUTCOME = np.dtype(
+    [
+        ("reward", np.float64),
+        ("distance", np.float64),
+        ("tip", np.float64, (2,)),
+        ("terminated", np.bool_),
+        ("success", np.bool_),
+        ("time", np.float64),
+    ]
+)
 
 # entries of ``config``
 _TORQUE1 = 0
@@ -112,22 +106,7 @@ _TORQUE2 = 1
 _MAX_SPEED = 2
 _DT = 3
 _SUBSTEPS = 4
-
-#: The loop's array arguments, in order (see the module notes).
-LOOP_ARGUMENTS = (
-    "arms",
-    "config",
-    "options",
-    "steps",
-    "state",
-    "action",
-    "goal",
-    "memory",
-    "obs",
-    "out",
-    "terms",
-    "extras",
-)
+_CONFIG_SIZE = 5
 
 
 # -- the task kernel's interface ---------------------------------------------
@@ -370,18 +349,19 @@ def _loop_template(
     goal: Array,
     memory: Array,
     obs: NDArray[np.float32],
-    out: Array,
+    outcome: NDArray[np.void],
     terms: Array,
     extras: Array,
 ) -> None:
     """Every arm of the batch (see the module notes); copies bind the module's globals.
 
-    Per arm: (step: RK4, the speed limit and the step count,) the task
-    kernel, its outcome and the observation. The arrays are read and written by ``[i, j]``, not
-    through row views, and the arm is a named tuple of floats: a row view
-    costs two atomic reference-count updates in compiled code, and these
-    ran about 25 times per arm. Only the task kernel's ``goal`` and
-    ``extras`` are views.
+    This signature is the one statement of the loop's arguments:
+    :data:`LoopArrays` takes its fields from it. Per arm: (step: RK4, the speed
+    limit and the step count,) the task kernel, its outcome and the
+    observation. The arrays are read and written by ``[i, j]``, not through row
+    views, and the arm is a named tuple of floats: a row view costs two atomic
+    reference-count updates in compiled code, and these ran about 25 times per
+    arm. Only the task kernel's ``goal`` and ``extras`` are views.
     """
     torque1 = config[_TORQUE1]
     torque2 = config[_TORQUE2]
@@ -393,6 +373,7 @@ def _loop_template(
         arm = _from_row(Arm, arms, i)
         q1, q2, dq1, dq2 = state[i, 0], state[i, 1], state[i, 2], state[i, 3]
         a1, a2 = action[i, 0], action[i, 1]
+        verdict = outcome[i]
         if ADVANCE:
             q1, q2, dq1, dq2 = rk4(arm, q1, q2, dq1, dq2, a1 * torque1, a2 * torque2, dt, substeps)
             dq1 = min(max(dq1, -limit), limit)
@@ -402,7 +383,8 @@ def _loop_template(
             state[i, 2] = dq1
             state[i, 3] = dq2
             steps[i] += 1
-        t = steps[i] * dt
+            verdict["time"] = steps[i] * dt
+        t = verdict["time"]
         s1, c1 = sincos(q1)
         s2, c2 = sincos(q2)
         c12 = c1 * c2 - s1 * s2
@@ -410,19 +392,18 @@ def _loop_template(
         step = Step(t, q1, q2, dq1, dq2, c1, s1, c12, s12, a1, a2)
         # the options built per arm: a parallel loop cannot take a named tuple from outside
         task_options = from_vector(Options, options)
-        outcome, reward_terms, new_memory = task_kernel_bound(
+        result, reward_terms, new_memory = task_kernel_bound(
             arm, task_options, step, goal[i], _from_row(Memory, memory, i), extras[i]
         )
         _to_row_of(reward_terms, terms, i)
         _to_row_of(new_memory, memory, i)
         tip_x, tip_y = tip_from_trig(arm, c1, s1, c12, s12)
-        out[i, REWARD] = outcome.reward
-        out[i, DISTANCE] = outcome.distance
-        out[i, TIP_X] = tip_x
-        out[i, TIP_Y] = tip_y
-        out[i, TERMINATED] = 1.0 if outcome.terminated else 0.0
-        out[i, SUCCESS] = 1.0 if outcome.success else 0.0
-        out[i, TIME] = t
+        verdict["reward"] = result.reward
+        verdict["distance"] = result.distance
+        verdict["tip"][0] = tip_x
+        verdict["tip"][1] = tip_y
+        verdict["terminated"] = result.terminated
+        verdict["success"] = result.success
         obs[i, 0] = c1
         obs[i, 1] = s1
         obs[i, 2] = c2
@@ -433,21 +414,72 @@ def _loop_template(
             obs[i, 6 + j] = extras[i, j]
 
 
-class StepKernels(NamedTuple):
-    """The compiled loops of one task (see the module notes for their arguments).
+#: The loop's arrays, a named tuple whose fields are the loop's parameters in
+#: order (taken from :func:`_loop_template`'s signature, never written out
+#: again): build it by name, call a loop with ``loop(*arrays)``.
+LoopArrays: Any = typing.NamedTuple(  # type: ignore[misc]
+    "LoopArrays",
+    [(name, np.ndarray) for name in inspect.signature(_loop_template).parameters],
+)
+LoopArrays.__module__ = __name__
 
-    ``step_by_address(address)`` is ``step`` on the arrays of the
-    :func:`call_table` at ``address`` (``table.ctypes.data``): what both envs
-    call per step on one thread. numba's dispatch checks and unboxes each array argument
-    (about 80 ns apiece); one integer crosses instead of twelve arrays, and the
-    same machine code runs per arm. Not with ``NUMBA_DISABLE_JIT=1`` (there is
-    no memory to point into from Python): call ``step`` there.
+
+def loop_arrays(task: Any, n: int, config: ArrayLike | None = None) -> Any:
+    """Zeroed :data:`LoopArrays` for ``n`` arms of ``task`` (the one place they are allocated).
+
+    Parameters
+    ----------
+    task : Task
+        Its options vector (:meth:`Task.kernel_options`) is filled in; the
+        goal, memory, extras and terms get its sizes.
+    n : int
+        Number of arms.
+    config : array_like, shape (5,), optional
+        ``[max_torque1, max_torque2, max_speed, dt, substeps]`` (default
+        zeros: enough for ``observe``).
+
+    Returns
+    -------
+    LoopArrays
+        ``arms`` ``(n, 12)``, ``state`` ``(n, 4)``, ``action`` ``(n, 2)``,
+        ``goal`` ``(n, goal_size)``, ``memory`` ``(n, memory_size)``, ``steps``
+        ``(n,)`` int64, ``obs`` ``(n, 6 + extras_size)`` float32, ``outcome``
+        ``(n,)`` of :data:`OUTCOME`, ``terms`` ``(n, len(term_names))``,
+        ``extras`` ``(n, extras_size)``: zeros.
+    """
+    return LoopArrays(
+        arms=np.zeros((n, len(ARM_VECTOR_FIELDS))),
+        config=np.zeros(_CONFIG_SIZE) if config is None else np.array(config, dtype=np.float64),
+        options=task.kernel_options(),
+        steps=np.zeros(n, dtype=np.int64),
+        state=np.zeros((n, 4)),
+        action=np.zeros((n, 2)),
+        goal=np.zeros((n, task.goal_size)),
+        memory=np.zeros((n, task.memory_size)),
+        obs=np.zeros((n, 6 + task.extras_size), dtype=np.float32),
+        outcome=np.zeros(n, dtype=OUTCOME),
+        terms=np.zeros((n, len(task.term_names))),
+        extras=np.zeros((n, task.extras_size)),
+    )
+
+
+class StepKernels(NamedTuple):
+    """The compiled loops of one task (their arguments: :data:`LoopArrays`).
+
+    Attributes
+    ----------
+    step : numba dispatcher
+        One control step of every arm on the calling thread.
+    step_parallel : numba dispatcher
+        The same, with the arms spread over numba's thread pool.
+    observe : numba dispatcher
+        The task kernel and observation of every arm where it is, at the times
+        in ``outcome["time"]``.
     """
 
     step: Any
     step_parallel: Any
     observe: Any
-    step_by_address: Any
 
 
 def step_kernels(task: Any) -> StepKernels:
@@ -473,95 +505,4 @@ def _step_kernels(kernel_fn: Any, options_cls: Any, memory_cls: Any) -> StepKern
         variant = ("step" if advance else "observe") + ("-parallel" if parallel else "")
         return bound_kernel(_loop_template, bindings, parallel=parallel, variant=variant)
 
-    step = bound(True)
-    by_address = bound_kernel(_by_address_template, {"step_loop": step}, variant="by-address")
-    return StepKernels(
-        step=step,
-        step_parallel=bound(True, True),
-        observe=bound(False),
-        step_by_address=by_address,
-    )
-
-
-# -- the step loop called by address ----------------------------------------------
-#: Entries per loop argument in a call table: address, rows, columns (0: a vector).
-_TABLE_ENTRY = 3
-_TABLE_SIZE = _TABLE_ENTRY * len(LOOP_ARGUMENTS)
-step_loop: Any = None  # bound per copy of step_by_address: the task's ``step`` loop
-#: The loop arguments that are not ``(n, width)`` float64 matrices: their dtype and dimensions.
-_TABLE_EXCEPTIONS = {
-    "config": (np.float64, 1),
-    "options": (np.float64, 1),
-    "steps": (np.int64, 1),
-    "obs": (np.float32, 2),
-}
-
-
-def call_table(arguments: tuple[Any, ...]) -> NDArray[np.int64]:
-    """The call table of the step loop's arguments, for ``StepKernels.step_by_address``.
-
-    Parameters
-    ----------
-    arguments : tuple of ndarray
-        The loop's arrays in :data:`LOOP_ARGUMENTS` order, C-contiguous, of the
-        loop's dtypes. The table holds their addresses: they must outlive it and
-        never be rebound (the envs' arrays are updated in place).
-
-    Returns
-    -------
-    ndarray of int64, shape (3 · 12,)
-        Per argument: address, rows, columns (0 for a vector).
-    """
-    table = np.zeros(_TABLE_SIZE, dtype=np.int64)
-    n = arguments[LOOP_ARGUMENTS.index("state")].shape[0]
-    for j, (name, array) in enumerate(zip(LOOP_ARGUMENTS, arguments, strict=True)):
-        # step_by_address reads raw memory: a wrong dtype or shape would not be caught there
-        dtype, ndim = _TABLE_EXCEPTIONS.get(name, (np.float64, 2))
-        if array.dtype != dtype or array.ndim != ndim or (ndim == 2 and array.shape[0] != n):
-            raise ValueError(
-                f"loop argument {name!r} must be a {ndim}-d {np.dtype(dtype).name} array"
-                f"{f' of {n} rows' if ndim == 2 else ''}, got {array.dtype.name} {array.shape}"
-            )
-        if not array.flags.c_contiguous:
-            raise ValueError(f"loop argument {name!r} must be C-contiguous")
-        table[_TABLE_ENTRY * j] = array.ctypes.data
-        table[_TABLE_ENTRY * j + 1] = array.shape[0]
-        table[_TABLE_ENTRY * j + 2] = array.shape[1] if array.ndim == 2 else 0
-    return table
-
-
-@kernel(inline=True)
-def _vector(table: NDArray[np.int64], j: int, dtype: Any) -> Any:
-    """Loop argument ``j`` of a call table, a vector of ``dtype``."""
-    k = _TABLE_ENTRY * j
-    return carray(pointer_to(table[k], dtype), (table[k + 1],))
-
-
-@kernel(inline=True)
-def _matrix(table: NDArray[np.int64], j: int, dtype: Any) -> Any:
-    """Loop argument ``j`` of a call table, a matrix of ``dtype``."""
-    k = _TABLE_ENTRY * j
-    return carray(pointer_to(table[k], dtype), (table[k + 1], table[k + 2]))
-
-
-def _by_address_template(address: int) -> None:
-    """The task's ``step`` loop on the arrays of the call table at ``address``.
-
-    The arguments in :data:`LOOP_ARGUMENTS` order, with the loop's dtypes
-    (:func:`call_table` checks the arrays against them).
-    """
-    t = carray(pointer_to(address, np.int64), (_TABLE_SIZE,))
-    step_loop(
-        _matrix(t, 0, np.float64),  # arms
-        _vector(t, 1, np.float64),  # config
-        _vector(t, 2, np.float64),  # options
-        _vector(t, 3, np.int64),  # steps
-        _matrix(t, 4, np.float64),  # state
-        _matrix(t, 5, np.float64),  # action
-        _matrix(t, 6, np.float64),  # goal
-        _matrix(t, 7, np.float64),  # memory
-        _matrix(t, 8, np.float32),  # obs
-        _matrix(t, 9, np.float64),  # out
-        _matrix(t, 10, np.float64),  # terms
-        _matrix(t, 11, np.float64),  # extras
-    )
+    return StepKernels(step=bound(True), step_parallel=bound(True, True), observe=bound(False))

@@ -1,17 +1,14 @@
-"""The batched step shared by the single and the vector environment.
+"""The configuration of an environment, validated: arm, task, integrator, limits, models.
 
-:class:`Simulation` composes arm parameters, a task and the integrator, and
-holds the observation layout. It knows nothing of Gymnasium; ``env.py`` and
-``vector_env.py`` wrap it, so there is one code path for both.
+:class:`Simulation` composes arm parameters, a task and the integrator's
+settings, and holds the observation layout, the action layout and the episode
+starts. It knows nothing of Gymnasium and holds no per-episode state: the
+batched core (:mod:`twolink_gym.core`) owns the arms' states and steps them,
+and both envs are thin adapters of one core.
 
 The observation codec and the actuation table (``encode_state``,
 ``decode_observation``, ``ACTUATIONS``) live in :mod:`twolink_gym.codec` and are
 re-exported here.
-
-A step runs the compiled step kernel (:mod:`twolink_gym.kernel`): dynamics,
-RK4, speed limit, the task's kernel and the observation, for one arm (the
-single env) or all copies (the vector env), writing into preallocated
-:class:`StepBuffers`.
 """
 
 from __future__ import annotations
@@ -43,7 +40,7 @@ from twolink_gym.imperfections import (
 )
 from twolink_gym.params import ArmParams
 from twolink_gym.tasks import Task
-from twolink_gym.tasks.base import DEFAULT_MAX_TORQUE, Evaluation, goal_batch
+from twolink_gym.tasks.base import DEFAULT_MAX_TORQUE, goal_batch
 
 __all__ = [
     "ACTUATIONS",
@@ -53,38 +50,12 @@ __all__ = [
     "STATE_OBS_NAMES",
     "DecodedObservation",
     "Simulation",
-    "SimulationProperties",
-    "StepBuffers",
     "check_actuation",
     "decode_observation",
     "encode_state",
 ]
 
 Array = NDArray[np.float64]
-
-
-@dataclasses.dataclass(frozen=True)
-class StepBuffers:
-    """The arrays the step kernel writes, for ``n`` arms (reused from step to step).
-
-    Attributes
-    ----------
-    obs : ndarray, shape (n, obs_size), float32
-    out : ndarray, shape (n, 7)
-        Reward, distance, tip x, tip y, terminated (0/1), success (0/1),
-        episode time [s]: the column constants of :mod:`twolink_gym.kernel`.
-    terms : ndarray, shape (n, len(task.term_names))
-    extras : ndarray, shape (n, task.extras_size)
-    memory : ndarray, shape (n, task.memory_size)
-        Each episode's task memory (``Task.Memory``), read and rewritten by
-        every step; zeroed at the episode's start (:meth:`Simulation.observe_into`).
-    """
-
-    obs: NDArray[np.float32]
-    out: Array
-    terms: Array
-    extras: Array
-    memory: Array
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,13 +98,10 @@ class Simulation:
     actuator_model: ActuatorModel | None = None
     #: ``[max_torque1, max_torque2, max_speed, dt, substeps]``, the step kernel's ``config``
     config: Array = dataclasses.field(init=False, repr=False, compare=False)
-    #: the task's options vector (:meth:`Task.kernel_options`)
-    options: Array = dataclasses.field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         config = np.array([*self.max_torque, self.max_speed, self.dt, float(self.substeps)])
         object.__setattr__(self, "config", config)
-        object.__setattr__(self, "options", self.task.kernel_options())
 
     @classmethod
     def create(cls, config: EnvConfig | None = None, /, **settings: Any) -> Simulation:
@@ -267,115 +235,25 @@ class Simulation:
         """Arm vectors ``(n, 12)`` of ``params`` (one per copy), or of :attr:`params` for all."""
         return arm_vectors(self.params if params is None else params, n)
 
-    def buffers(self, n: int) -> StepBuffers:
-        """Fresh output arrays for ``n`` arms."""
-        return StepBuffers(
-            obs=np.zeros((n, self.kernel_observation_size), dtype=np.float32),
-            out=np.zeros((n, kernel.OUT_SIZE)),
-            terms=np.zeros((n, len(self.task.term_names))),
-            extras=np.zeros((n, self.task.extras_size)),
-            memory=np.zeros((n, self.task.memory_size)),
-        )
-
-    def loop_arguments(
-        self,
-        arms: Array,
-        state: Array,
-        goal: Array,
-        action: Array,
-        buffers: StepBuffers,
-        steps: NDArray[np.int64],
-    ) -> tuple[Any, ...]:
-        """The step loops' arguments, in their order (:data:`twolink_gym.kernel.LOOP_ARGUMENTS`)."""
-        named = {
-            "arms": arms,
-            "config": self.config,
-            "options": self.options,
-            "steps": steps,
-            "state": state,
-            "action": action,
-            "goal": goal,
-            "memory": buffers.memory,
-            "obs": buffers.obs,
-            "out": buffers.out,
-            "terms": buffers.terms,
-            "extras": buffers.extras,
-        }
-        return tuple(named[name] for name in kernel.LOOP_ARGUMENTS)
-
-    def step(
-        self,
-        arms: Array,
-        state: Array,
-        goal: Array,
-        action: Array,
-        buffers: StepBuffers,
-        parallel: bool = False,
-        steps: NDArray[np.int64] | None = None,
-    ) -> None:
-        """One control step of every arm, in place: ``state`` and ``buffers`` are overwritten.
-
-        Parameters
-        ----------
-        arms : ndarray, shape (n, 12)
-            Arm vectors (:meth:`arms`).
-        state : ndarray, shape (n, 4), C-contiguous
-        goal : ndarray, shape (n, goal_size), C-contiguous
-        action : ndarray, shape (n, 2), C-contiguous
-            Normalised actions, already checked and clipped to ``[-1, 1]``.
-        buffers : StepBuffers
-        parallel : bool
-            Spread the arms over numba's thread pool.
-        steps : ndarray of int64, shape (n,), optional
-            Control steps taken in each arm's episode before this one (default
-            0): the task sees the time ``(steps + 1)·dt`` after the step.
-            Not modified (the loop advances a copy).
-        """
-        loops = kernel.step_kernels(self.task)
-        run = loops.step_parallel if parallel else loops.step
-        counts = _step_counts(steps, state.shape[0])  # a new array: the loop advances it
-        run(*self.loop_arguments(arms, state, goal, action, buffers, counts))
-
     def observe(
-        self, state: ArrayLike, goal: ArrayLike, steps: ArrayLike | None = None
+        self, state: ArrayLike, goal: ArrayLike, time: ArrayLike = 0.0
     ) -> NDArray[np.float32]:
         """Kernel observations ``(n, 6 + extras_size)`` of states ``(n, 4)`` with goals ``(n, goal_size)``.
 
         The full, noiseless observation (before any :attr:`observation_model`)
-        at ``steps`` ``(n,)`` control steps into the episode (default 0), each
-        seen as its episode's first state (fresh task memory).
+        of :attr:`params`'s arm at episode times ``time`` [s] (a float or
+        ``(n,)``; default 0), each state seen as its episode's first (fresh
+        task memory).
         """
         x = np.ascontiguousarray(state, dtype=np.float64)
         n = x.shape[0]
-        g = np.ascontiguousarray(goal, dtype=np.float64).reshape(n, self.task.goal_size)
-        buffers = self.buffers(n)
-        self.observe_into(self.arms(None, n), x, g, buffers, steps)
-        return buffers.obs
-
-    def observe_into(
-        self,
-        arms: Array,
-        state: Array,
-        goal: Array,
-        buffers: StepBuffers,
-        steps: ArrayLike | None = None,
-    ) -> None:
-        """Start episodes: outcome and observation of every arm in ``state`` (zero action).
-
-        Zeroes the task memory in ``buffers`` (the episodes' start), then runs
-        the task kernel, writing into ``buffers``. ``steps`` ``(n,)``: control
-        steps into each episode (default 0, a reset).
-        """
-        buffers.memory[:] = 0.0
-        n = state.shape[0]
-        arguments = self.loop_arguments(
-            arms, state, goal, np.zeros((n, 2)), buffers, _step_counts(steps, n)
-        )
-        kernel.step_kernels(self.task).observe(*arguments)
-
-    def evaluation(self, buffers: StepBuffers) -> Evaluation:
-        """The buffers' outcome as arrays (copies)."""
-        return self.task.evaluation(buffers.out, buffers.terms, buffers.extras)
+        arrays = kernel.loop_arrays(self.task, n, self.config)
+        arrays.arms[:] = self.arms(None, n)
+        arrays.state[:] = x
+        arrays.goal[:] = np.asarray(goal, dtype=np.float64).reshape(n, self.task.goal_size)
+        arrays.outcome["time"] = time
+        kernel.step_kernels(self.task).observe(*arrays)
+        return arrays.obs  # type: ignore[no-any-return]
 
     # -- episode starts --------------------------------------------------
     @property
@@ -454,83 +332,3 @@ class Simulation:
                     f"options['state'] joint speeds must lie within ±max_speed = {self.max_speed} rad/s"
                 )
         return states, goals
-
-
-def _step_counts(steps: ArrayLike | None, n: int) -> NDArray[np.int64]:
-    """``steps`` (a count or ``(n,)`` counts) as a new C-contiguous int64 ``(n,)`` array.
-
-    ``None``: zeros (episode starts). Never the caller's array: the step loop
-    advances the counts it is given.
-    """
-    if steps is None:
-        return np.zeros(n, dtype=np.int64)
-    return np.array(np.broadcast_to(steps, (n,)), dtype=np.int64)
-
-
-class SimulationProperties:
-    """Read-only configuration properties of an env built on a :class:`Simulation`.
-
-    Mixed into :class:`~twolink_gym.env.TwoLinkEnv` and
-    :class:`~twolink_gym.vector_env.TwoLinkVectorEnv`, which both hold their
-    simulation as ``self.sim`` (shared by all copies of a vector env).
-    """
-
-    sim: Simulation
-
-    @property
-    def params(self) -> ArmParams:
-        """The arm's physical parameters."""
-        return self.sim.params
-
-    @property
-    def task(self) -> Task:
-        """The task object."""
-        return self.sim.task
-
-    @property
-    def dt(self) -> float:
-        """Control period [s]."""
-        return self.sim.dt
-
-    @property
-    def substeps(self) -> int:
-        """RK4 sub-steps per control period."""
-        return self.sim.substeps
-
-    @property
-    def max_torque(self) -> NDArray[np.float64]:
-        """Joint torques at action ±1 [N·m] (a copy), shape ``(2,)``."""
-        return self.sim.max_torque.copy()
-
-    @property
-    def max_speed(self) -> float:
-        """Joint speed limit [rad/s]."""
-        return self.sim.max_speed
-
-    @property
-    def actuation(self) -> str:
-        """``"full"``, ``"acrobot"`` (elbow motor only) or ``"pendubot"`` (shoulder only)."""
-        return self.sim.actuation
-
-    @property
-    def observation_kind(self) -> str:
-        """``"state"`` or ``"angles"`` (the ``observation`` keyword).
-
-        Not named ``observation``: Gymnasium's observation wrappers have a method of that name.
-        """
-        return self.sim.observation_kind
-
-    @property
-    def randomization(self) -> Randomization | None:
-        """The per-episode randomisation of the arm (``None``: every episode has :attr:`params`)."""
-        return self.sim.randomization
-
-    @property
-    def observation_model(self) -> ObservationModel | None:
-        """The observation model (``None``: the full state, without noise)."""
-        return self.sim.observation_model
-
-    @property
-    def actuator_model(self) -> ActuatorModel | None:
-        """The actuator model (``None``: ideal motors)."""
-        return self.sim.actuator_model

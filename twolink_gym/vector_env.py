@@ -15,34 +15,18 @@ from numpy.typing import NDArray
 
 from twolink_gym import _jit
 from twolink_gym._arrays import positive_integer
-from twolink_gym.adapters import BoundStepLoop, check_render_mode, draw, new_renderer
-from twolink_gym.codec import check_action
+from twolink_gym.adapters import EnvSettings, check_render_mode, draw, new_renderer
+from twolink_gym.core import Core, StepResult, step_info
 from twolink_gym.env_config import EnvConfig
 from twolink_gym.imperfections import RANDOMIZABLE
-from twolink_gym.kernel import (
-    DISTANCE,
-    REWARD,
-    SUCCESS,
-    TERMINATED,
-    TIME,
-    TIP_X,
-    TIP_Y,
-    clip_actions,
-)
 from twolink_gym.params import ArmParams
-from twolink_gym.simulation import (
-    DecodedObservation,
-    Simulation,
-    SimulationProperties,
-    StepBuffers,
-    decode_observation,
-)
-from twolink_gym.tasks import Evaluation, Task
+from twolink_gym.simulation import DecodedObservation, Simulation, decode_observation
+from twolink_gym.tasks import Task
 
 __all__ = ["TwoLinkVectorEnv"]
 
 
-class TwoLinkVectorEnv(BoundStepLoop, SimulationProperties, VectorEnv):
+class TwoLinkVectorEnv(EnvSettings, VectorEnv):
     """``num_envs`` copies of :class:`~twolink_gym.env.TwoLinkEnv` in one batched env.
 
     A step is one call of the compiled step kernel over all copies
@@ -106,9 +90,8 @@ class TwoLinkVectorEnv(BoundStepLoop, SimulationProperties, VectorEnv):
 
     Every array a step or reset returns is new (no later step writes into
     it). Some are rows of one fresh block rather than arrays of their own:
-    the reward and ``info["distance"]``, ``terminated`` and
-    ``info["is_success"]``, the reward terms, the masks. Rows do not overlap:
-    an in-place edit of one entry changes no other.
+    the reward terms, the masks. Rows do not overlap: an in-place edit of one
+    entry changes no other.
     """
 
     metadata: dict[str, Any] = {  # noqa: RUF012 - Gymnasium's convention
@@ -183,85 +166,45 @@ class TwoLinkVectorEnv(BoundStepLoop, SimulationProperties, VectorEnv):
             "autoreset_mode": mode,
         }
         self.num_threads = num_threads
-        low, high = self.sim.observation_bounds(per_copy)
+        n = self.num_envs
+        #: The batched core of every copy: its state, episodes and step.
+        self._core = Core(
+            self.sim, [seeding.np_random()[0] for _ in range(n)], per_copy, num_threads
+        )
+        low, high = self._core.obs_bounds
         self.single_observation_space = spaces.Box(low, high, dtype=np.float32)
-        self._obs_bounds = (low, high)
         self.single_action_space = spaces.Box(
             -1.0, 1.0, shape=(self.sim.action_size,), dtype=np.float32
         )
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-
-        n = self.num_envs
-        self._nominal: list[ArmParams] = per_copy or [self.sim.params] * n
-        # each copy's current arm (None: the one arm of self.sim for all)
-        self._params: list[ArmParams] | None = per_copy
-        self._arms = self.sim.arms(per_copy, n)
-        self._rngs = [seeding.np_random()[0] for _ in range(n)]
-        # the current arms as columns of RANDOMIZABLE (for info["params"])
-        self._param_table = np.zeros((n, len(RANDOMIZABLE)))
-        if self.sim.randomization is not None:
-            self._params = list(self._nominal)
-            self._draw_arms(np.arange(n))
-        self._state, self._goal = self.sim.initial_conditions(self._rngs, None, n, self._params)
-        model = self.sim.actuator_model
-        self._actuator = None if model is None else model.new_state(n)
-        self._elapsed = np.zeros(n, dtype=np.int64)
+        self._core.reset()  # valid right after __init__: episodes of unseeded generators
         self._needs_reset = np.zeros(n, dtype=bool)
-        self._last_action = np.zeros((n, 2))
         self._last_reward = np.zeros(n)
-        self._buffers = self.sim.buffers(n)
         self._renderers: list[Any] | None = None
         # the info's mask keys, "_" + each key (the same keys every step; built once)
         self._mask_keys: tuple[str, ...] | None = None
         self._all_true = np.ones((0, n), dtype=bool)  # their block's template, copied per step
-        self._plain_goal_info = type(self.sim.task).goal_info is Task.goal_info
-        self._action_shape = (n, self.sim.action_size)  # read on every step
-        self._bind_kernel()
 
     # -- accessors -------------------------------------------------------
     @property
     def arm_params(self) -> list[ArmParams]:
         """The arm of every copy in its current episode (with ``randomize``: its draw), a list of ``num_envs``."""
-        return list(self._params) if self._params else [self.sim.params] * self.num_envs
+        return list(self._core.params)
 
     @property
     def state(self) -> NDArray[np.float64]:
         """True states of all copies (a copy), shape ``(num_envs, 4)``."""
-        return self._state.copy()
+        return self._core.arrays.state.copy()
 
     @property
     def goal(self) -> NDArray[np.float64]:
         """Goals of all copies (a copy), shape ``(num_envs, goal_size)``."""
-        return self._goal.copy()
+        return self._core.arrays.goal.copy()
 
     def decode(self, observation: Any) -> DecodedObservation:
         """Recover states and goals from a batch of observations (angles only: NaN speeds)."""
         return decode_observation(observation, self.sim.task, self.sim.observation_kind)
-
-    def _draw_arms(self, idx: NDArray[np.intp]) -> None:
-        """New arms for copies ``idx`` from the randomisation, each from its own generator."""
-        randomization = self.sim.randomization
-        if randomization is None or self._params is None:
-            return
-        rows = idx.tolist()
-        drawn = randomization.draw([self._rngs[i] for i in rows], [self._nominal[i] for i in rows])
-        for i, arm in zip(rows, drawn, strict=True):
-            self._params[i] = arm
-        self._arms[idx] = self.sim.arms(drawn, len(rows))
-        self._param_table[idx] = [[getattr(arm, f) for f in RANDOMIZABLE] for arm in drawn]
-
-    def _observe(
-        self,
-        kernel_obs: NDArray[np.float32],
-        rngs: Sequence[np.random.Generator],
-        rows: NDArray[np.intp] | None = None,
-    ) -> NDArray[np.float32]:
-        """What the agent sees of the kernel's observations (a new array; observation model)."""
-        model = self.sim.observation_model
-        if model is None:
-            return kernel_obs.copy()
-        return model.apply(kernel_obs, rngs, *self._obs_bounds, rows)
 
     # -- Gymnasium API ---------------------------------------------------
     def reset(
@@ -289,27 +232,18 @@ class TwoLinkVectorEnv(BoundStepLoop, SimulationProperties, VectorEnv):
             For a list of seeds whose length is not ``num_envs``, or ``options``
             that are not a dict (or ``None``) of the task's option keys.
         """
-        n = self.num_envs
+        core = self._core
         self.sim.check_options(options)  # before the generators are reseeded
         if seed is not None:
             seeds = self._seed_list(seed)
             rngs = [seeding.np_random(s) for s in seeds]
-            self._rngs = [rng for rng, _ in rngs]
-            self._np_random = self._rngs[0]
+            core.rngs = [rng for rng, _ in rngs]
+            self._np_random = core.rngs[0]
             self._np_random_seed = rngs[0][1]
-        self._draw_arms(np.arange(n))
-        self._state[:], self._goal[:] = self.sim.initial_conditions(
-            self._rngs, options, n, self._params
-        )
-        self._elapsed[:] = 0
+        result = core.reset(None, options)
         self._needs_reset[:] = False
-        self._last_action[:] = 0.0
         self._last_reward[:] = 0.0
-        if self._actuator is not None:
-            self._actuator.reset()
-        self.sim.observe_into(self._arms, self._state, self._goal, self._buffers, self._elapsed)
-        obs = self._observe(self._buffers.obs, self._rngs)
-        return obs, self._outcome_info(self._buffers)[2]
+        return result.obs, self._info(result)
 
     def _seed_list(self, seed: Any) -> list[int | None]:
         """One seed per copy from an int or a sequence (numpy integers become ints)."""
@@ -337,8 +271,8 @@ class TwoLinkVectorEnv(BoundStepLoop, SimulationProperties, VectorEnv):
         dict[str, Any],
     ]:
         """Step every copy (see the class docstring for autoreset)."""
-        n = self.num_envs
-        self._set_command(actions)
+        core = self._core
+        core.set_command(actions)
         mode = self.metadata["autoreset_mode"]
         # NextStep: the copies that finished last step (None: none did)
         restart = (
@@ -347,19 +281,16 @@ class TwoLinkVectorEnv(BoundStepLoop, SimulationProperties, VectorEnv):
             else None
         )
         # copies restarted in this step (NextStep) draw no noise: they get a reset's draws
-        rows = None if restart is None else np.flatnonzero(~restart)
-        if self._actuator is not None:
-            model = self.sim.actuator_model
-            assert model is not None
-            self._last_action[:] = model.apply(self._last_action, self._actuator, self._rngs, rows)
-        self._step_kernel()  # advances _elapsed too
-        obs = self._observe(self._buffers.obs, self._rngs, rows)
-        # new arrays, never views of the buffers the next step overwrites
-        reward, terminated, info = self._outcome_info(self._buffers)
+        result = core.step(None, None if restart is None else np.flatnonzero(~restart))
+        obs = result.obs
+        # new arrays, never views of the arrays the next step overwrites
+        reward = result.reward.copy()
+        terminated = result.terminated.copy()
+        info = self._info(result)
         if self.max_episode_steps is None:
-            truncated = np.zeros(n, dtype=bool)
+            truncated = np.zeros(self.num_envs, dtype=bool)
         else:
-            truncated = self._elapsed >= self.max_episode_steps
+            truncated = core.arrays.steps >= self.max_episode_steps
         self._last_reward[:] = reward
 
         if restart is not None:
@@ -385,132 +316,48 @@ class TwoLinkVectorEnv(BoundStepLoop, SimulationProperties, VectorEnv):
             self._restart(idx, obs, info)
         return obs, reward, terminated, truncated, info
 
-    def _set_command(self, actions: Any) -> None:
-        """Check ``actions`` ``(num_envs, action_size)`` into :attr:`_last_action` ``(num_envs, 2)``.
-
-        Clipped to ``[-1, 1]``, a joint without a motor at 0, in place (the
-        step loop's bound argument).
-
-        Raises
-        ------
-        ValueError
-            On a wrong shape or a NaN or infinite entry (:func:`~twolink_gym.codec.check_action`).
-        """
-        shape = self._action_shape
-        command = self._last_action
-        # the common case, a float32/64 array of the right shape: checked and clipped in
-        # one compiled pass, without the general checks' copies
-        if (
-            type(actions) is np.ndarray
-            and actions.shape == shape
-            and actions.dtype.char in "fd"
-            and shape[1] == 2
-            and clip_actions(actions, command)
-        ):
-            return
-        actions = check_action(actions, shape)  # raises, or a float64 copy
-        if shape[1] == 2:
-            np.minimum(np.maximum(actions, -1.0, out=command), 1.0, out=command)
-            return
-        joint = self.sim.actuated[0]
-        command[:, 1 - joint] = 0.0
-        column = command[:, joint]
-        np.minimum(np.maximum(actions[:, 0], -1.0, out=column), 1.0, out=column)
-
-    def _step_kernel(self) -> None:
-        """Step every copy with the compiled loop (state and buffers in place)."""
-        threads = self.num_threads
-        if threads == 1:
-            self._step_loop()
-            return
-        previous = _jit.get_num_threads()
-        _jit.set_num_threads(threads)
-        try:
-            self._loops.step_parallel(*self._step_args)
-        finally:
-            _jit.set_num_threads(previous)
-
     def _restart(
         self, idx: NDArray[np.intp], obs: NDArray[np.float32], info: dict[str, Any]
     ) -> None:
         """Start new episodes in copies ``idx``, writing their reset obs and info in place."""
-        self._draw_arms(idx)
-        params = None if self._params is None else [self._params[i] for i in idx]
-        rngs = [self._rngs[i] for i in idx]
-        states, goals = self.sim.initial_conditions(rngs, None, len(idx), params)
-        self._state[idx] = states
-        self._elapsed[idx] = 0
-        self._last_action[idx] = 0.0
+        fresh = self._core.reset(idx)
         self._last_reward[idx] = 0.0
-        if self._actuator is not None:
-            self._actuator.reset(idx)
-        buffers = self.sim.buffers(len(idx))
-        self._goal[idx] = goals
-        self.sim.observe_into(np.ascontiguousarray(self._arms[idx]), states, goals, buffers)
-        self._buffers.memory[idx] = buffers.memory  # the new episodes' task memory
-        obs[idx] = self._observe(buffers.obs, rngs)
-        self._overwrite_info(info, idx, self.sim.evaluation(buffers))
+        obs[idx] = fresh.obs
+        for key, value in step_info(fresh, self.sim.task, None, self._params(idx)).items():
+            if isinstance(value, dict):  # info["params"]: a dict of arrays and masks
+                for field, column in value.items():
+                    info[key][field][idx] = column
+            else:
+                info[key][idx] = value
 
-    def _outcome_info(
-        self, buffers: StepBuffers
-    ) -> tuple[NDArray[np.float64], NDArray[np.bool_], dict[str, Any]]:
-        """Reward ``(n,)``, terminated ``(n,)`` and info of the kernel's outcome in ``buffers``.
+    def _params(self, rows: NDArray[np.intp] | None = None) -> dict[str, Any] | None:
+        """The ``params`` entry of info, with a randomisation (``None`` without).
 
-        Every returned array is new (the buffers are rewritten by the next
-        step). Reward, distance, success and time are rows of one fresh ``(7, n)``
-        block (the transposed outcome), so a caller's in-place edit of one
-        changes no other returned entry; the other entries are copies of their own.
+        Gymnasium's vector form of a dict entry: each field ``(n,)`` with its mask.
         """
-        cols = buffers.out.T.copy()
-        flags = cols[TERMINATED : SUCCESS + 1] != 0.0  # rows: terminated, success
-        task = self.sim.task
-        info: dict[str, Any] = {
-            "state": self._state.copy(),
-            "tip": buffers.out[:, TIP_X : TIP_Y + 1].copy(),
-            "distance": cols[DISTANCE],
-            "is_success": flags[1],
-            "time": cols[TIME],
-        }
-        if task.goal_size:
-            # the base goal_info reads no extras; an override gets a copy it may keep
-            extras = buffers.extras if self._plain_goal_info else buffers.extras.copy()
-            info.update(task.goal_info(self._goal, extras))
-        terms = buffers.terms.T.copy()  # rows of one fresh block
-        for name, j in task.reported_columns:
-            info[name] = terms[j]
-        if self.sim.randomization is not None:
-            # Gymnasium's vector form of a dict entry: each field with its mask
-            params: dict[str, Any] = {}
-            field_masks = np.ones((len(RANDOMIZABLE), self.num_envs), dtype=bool)
-            for j, field in enumerate(RANDOMIZABLE):
-                params[field] = self._param_table[:, j].copy()
-                params["_" + field] = field_masks[j]
-            info["params"] = params
-        # one mask per key (rows of one allocation): editing one leaves the others
+        if self.sim.randomization is None:
+            return None
+        table = self._core.param_table if rows is None else self._core.param_table[rows]
+        params: dict[str, Any] = {}
+        field_masks = np.ones((len(RANDOMIZABLE), len(table)), dtype=bool)
+        for j, field in enumerate(RANDOMIZABLE):
+            params[field] = table[:, j].copy()
+            params["_" + field] = field_masks[j]
+        return params
+
+    def _info(self, result: StepResult) -> dict[str, Any]:
+        """The info of every copy (:func:`~twolink_gym.core.step_info`) with its masks.
+
+        Every array is new; each key ``k`` has the mask ``_k`` (all True; rows of
+        one allocation: editing one leaves the others).
+        """
+        info = step_info(result, self.sim.task, None, self._params())
         mask_keys = self._mask_keys
         if mask_keys is None or len(mask_keys) != len(info):
             mask_keys = self._mask_keys = tuple("_" + key for key in info)
             self._all_true = np.ones((len(info), self.num_envs), dtype=bool)
         info.update(zip(mask_keys, self._all_true.copy(), strict=True))
-        return cols[REWARD], flags[0], info
-
-    def _overwrite_info(
-        self, info: dict[str, Any], idx: NDArray[np.intp], fresh: Evaluation
-    ) -> None:
-        info["state"][idx] = self._state[idx]
-        info["tip"][idx] = fresh.tip
-        info["distance"][idx] = fresh.distance
-        info["is_success"][idx] = fresh.success
-        info["time"][idx] = 0.0
-        if self.sim.task.goal_size:
-            goal_info = self.sim.task.goal_info(self._goal[idx], fresh.extras)
-            for key, value in goal_info.items():
-                info[key][idx] = value
-        for key, value in fresh.terms.items():
-            info[key][idx] = value
-        if "params" in info:
-            for j, field in enumerate(RANDOMIZABLE):
-                info["params"][field][idx] = self._param_table[idx, j]
+        return info
 
     # -- rendering -------------------------------------------------------
     def render(self) -> tuple[NDArray[np.uint8], ...] | None:
@@ -524,15 +371,16 @@ class TwoLinkVectorEnv(BoundStepLoop, SimulationProperties, VectorEnv):
             ]
         for renderer, arm in zip(self._renderers, self.arm_params, strict=True):
             renderer.params = arm  # a randomised copy's current arm
+        a = self._core.arrays
         frames = (
             draw(
                 r,
                 self.sim,
-                self._state[i],
-                self._goal[i],
-                self._elapsed[i] * self.sim.dt,
+                a.state[i],
+                a.goal[i],
+                self._core.time(i),
                 float(self._last_reward[i]),
-                self._last_action[i],
+                a.action[i],
             )
             for i, r in enumerate(self._renderers)
         )

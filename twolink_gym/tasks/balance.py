@@ -175,8 +175,8 @@ class BalanceTask(Task):
 
     name: ClassVar[str] = "balance"
     episode_seconds: ClassVar[float] = 10.0
-    goal_size: ClassVar[int] = 0
-    extras_size: ClassVar[int] = 0
+    distance_unit: ClassVar[str] = "rad"
+    tolerance_option: ClassVar[str | None] = "success_angle"
     Terms: ClassVar[type] = BalanceTerms
     kernel: ClassVar[Any] = staticmethod(balance_kernel)
 
@@ -201,14 +201,6 @@ class BalanceTask(Task):
     def sample_initial_state(self, rng: np.random.Generator, params: ArmParams) -> Array:
         """Upright, uniformly perturbed."""
         return perturbed_state(rng, UPRIGHT, self.init_angle_noise, self.init_speed_noise)
-
-    def sample_goal(self, rng: np.random.Generator, params: ArmParams) -> Array:
-        """Balance has no goal to draw."""
-        return np.zeros(0)
-
-    def extras_bounds(self, params: ArmParams) -> tuple[Array, Array]:
-        """Empty."""
-        return np.zeros(0), np.zeros(0)
 
     def render_items(
         self, params: ArmParams, state: Array, goal: Array, time: float

@@ -23,17 +23,11 @@ from numpy.typing import ArrayLike, NDArray
 
 from twolink_gym.dynamics import arm_vectors
 from twolink_gym.kernel import (
-    DISTANCE,
-    OUT_SIZE,
-    REWARD,
-    SUCCESS,
-    TERMINATED,
-    TIP_X,
-    TIP_Y,
     Arm,
     NoMemory,
     Outcome,
     Step,
+    loop_arrays,
     step_kernels,
     task_kernel,
 )
@@ -41,14 +35,7 @@ from twolink_gym.params import ArmParams
 
 __all__ = [
     "DEFAULT_MAX_TORQUE",
-    "DISTANCE",
     "HANGING",
-    "OUT_SIZE",
-    "REWARD",
-    "SUCCESS",
-    "TERMINATED",
-    "TIP_X",
-    "TIP_Y",
     "UPRIGHT",
     "Arm",
     "Dots",
@@ -180,10 +167,28 @@ class Task(abc.ABC):
         :data:`~twolink_gym.simulation.ACTUATIONS`) whose default differs from
         ``default_max_torque`` (empty unless the task sets it).
     goal_size : int
-        Length of the goal vector.
+        Length of the goal vector (default 0: a task without a goal).
     extras_size : int
         Number of task-specific observation entries appended to the state
-        encoding.
+        encoding (default 0).
+    distance_unit : str
+        The unit of the task's distance to its goal (``"m"``, ``"rad"``), for
+        tables and plots.
+    tolerance_option : str or None
+        The option that is the task's distance tolerance (the settling time of
+        the evaluation counts from the last entry within it), or ``None``.
+    goal_conditioned : bool
+        Whether the reward can be recomputed for another goal
+        (``reward_at_distance`` and ``goal_free_term_names``): what hindsight
+        experience replay needs (default ``False``).
+    distance_log_axis : bool
+        Whether distances are plotted on a log axis (default ``True``; a
+        swing-up's tilt falls from pi to its band, which a log axis squeezes).
+    success_over_episode : bool
+        Whether success is judged on the error over the whole episode (its RMS
+        and largest value, ``info["rms_error"]``, ``info["max_error"]``) rather
+        than on the final state: tables then show those instead of the final
+        distance and the settling time (default ``False``).
     Terms : NamedTuple class
         The reward terms the kernel returns, floats (declare it with
         ``class MyTerms(NamedTuple): reward_x: float``).
@@ -208,8 +213,13 @@ class Task(abc.ABC):
     episode_seconds: ClassVar[float]
     default_max_torque: ClassVar[tuple[float, float]] = DEFAULT_MAX_TORQUE
     actuation_max_torque: ClassVar[Mapping[str, tuple[float, float]]] = MappingProxyType({})
-    goal_size: ClassVar[int]
-    extras_size: ClassVar[int]
+    goal_size: ClassVar[int] = 0
+    extras_size: ClassVar[int] = 0
+    distance_unit: ClassVar[str]
+    tolerance_option: ClassVar[str | None] = None
+    goal_conditioned: ClassVar[bool] = False
+    distance_log_axis: ClassVar[bool] = True
+    success_over_episode: ClassVar[bool] = False
     Terms: ClassVar[type]
     term_names: ClassVar[tuple[str, ...]]
     Memory: ClassVar[type] = NoMemory
@@ -309,9 +319,17 @@ class Task(abc.ABC):
     def sample_initial_state(self, rng: np.random.Generator, params: ArmParams) -> Array:
         """Draw one initial state ``[q1, q2, dq1, dq2]``, shape ``(4,)``."""
 
-    @abc.abstractmethod
     def sample_goal(self, rng: np.random.Generator, params: ArmParams) -> Array:
-        """Draw one goal, shape ``(goal_size,)``."""
+        """Draw one goal, shape ``(goal_size,)`` (default: none, for a task without a goal).
+
+        Raises
+        ------
+        NotImplementedError
+            For a task with a goal that does not override it.
+        """
+        if self.goal_size:
+            raise NotImplementedError(f"task {self.name!r} has a goal: define sample_goal")
+        return np.zeros(0)
 
     def validate_goal(self, params: ArmParams, goal: Array) -> None:  # noqa: B027
         """Raise ``ValueError`` if a user-given goal (shape ``(n, goal_size)``) is invalid."""
@@ -382,9 +400,19 @@ class Task(abc.ABC):
         return extras[..., : self.goal_size]
 
     # -- observation -----------------------------------------------------
-    @abc.abstractmethod
     def extras_bounds(self, params: ArmParams) -> tuple[Array, Array]:
-        """Finite lower and upper bounds of the observation extras, each ``(extras_size,)``."""
+        """Finite lower and upper bounds of the observation extras, each ``(extras_size,)``.
+
+        Default: empty, for a task without extras.
+
+        Raises
+        ------
+        NotImplementedError
+            For a task with extras that does not override it.
+        """
+        if self.extras_size:
+            raise NotImplementedError(f"task {self.name!r} has extras: define extras_bounds")
+        return np.zeros(0), np.zeros(0)
 
     def extras_names(self) -> tuple[str, ...]:
         """Names of the observation extras (for documentation and decoding)."""
@@ -434,57 +462,26 @@ class Task(abc.ABC):
             The episodes' memory before these states (default zeros: a
             task with memory sees each state as its episode's first). Not changed.
         """
-        state = np.array(state, dtype=np.float64)  # the loop's observe mode leaves it
-        n = state.shape[0]
-        action = np.zeros((n, 2)) if action is None else action
-        times = np.broadcast_to(np.asarray(0.0 if time is None else time, dtype=np.float64), (n,))
-        memo = np.zeros((n, self.memory_size))
+        n = np.shape(state)[0]
+        arrays = loop_arrays(self, n)
+        arrays.arms[:] = arm_vectors(params, n)
+        arrays.state[:] = state
+        arrays.goal[:] = np.asarray(goal, dtype=np.float64).reshape(n, self.goal_size)
+        if action is not None:
+            arrays.action[:] = action
         if memory is not None:
-            memo[:] = memory
-        out = np.empty((n, OUT_SIZE))
-        terms = np.empty((n, len(self.term_names)))
-        extras = np.empty((n, self.extras_size))
-        obs = np.empty((n, 6 + self.extras_size), dtype=np.float32)
-        observe = step_kernels(self).observe
-        arms = arm_vectors(params, n)
-        options = self.kernel_options()
-        goals = np.ascontiguousarray(goal, dtype=np.float64).reshape(n, self.goal_size)
-        actions = np.ascontiguousarray(action, dtype=np.float64)
-        # the loop's time is steps · dt: one call per distinct time, with dt = that time
-        for value in np.unique(times):
-            rows = np.flatnonzero(times == value)
-            part = slice(None) if len(rows) == n else rows
-            views = [a[part] for a in (arms, state, actions, goals, memo, obs, out, terms, extras)]
-            arm_v, state_v, action_v, goal_v, memo_v, obs_v, out_v, terms_v, extras_v = (
-                np.ascontiguousarray(v) for v in views
-            )
-            observe(
-                arm_v,
-                np.array([0.0, 0.0, 0.0, value, 1.0]),
-                options,
-                np.ones(len(rows), dtype=np.int64),
-                state_v,
-                action_v,
-                goal_v,
-                memo_v,
-                obs_v,
-                out_v,
-                terms_v,
-                extras_v,
-            )
-            out[part], terms[part], extras[part] = out_v, terms_v, extras_v
-        return self.evaluation(out, terms, extras)
-
-    def evaluation(self, out: Array, terms: Array, extras: Array) -> Evaluation:
-        """Wrap the loop's output arrays ``(n, OUT_SIZE)``, ``(n, t)``, ``(n, e)`` (copies)."""
+            arrays.memory[:] = memory
+        arrays.outcome["time"] = 0.0 if time is None else time
+        step_kernels(self).observe(*arrays)
+        outcome = arrays.outcome
         return Evaluation(
-            reward=out[:, REWARD].copy(),
-            terms={name: terms[:, j].copy() for name, j in self.reported_columns},
-            terminated=out[:, TERMINATED] != 0.0,
-            success=out[:, SUCCESS] != 0.0,
-            distance=out[:, DISTANCE].copy(),
-            tip=out[:, TIP_X : TIP_Y + 1].copy(),
-            extras=extras.copy(),
+            reward=outcome["reward"].copy(),
+            terms={name: arrays.terms[:, j].copy() for name, j in self.reported_columns},
+            terminated=outcome["terminated"].copy(),
+            success=outcome["success"].copy(),
+            distance=outcome["distance"].copy(),
+            tip=outcome["tip"].copy(),
+            extras=arrays.extras,
         )
 
     def options(self) -> dict[str, Any]:

@@ -151,6 +151,9 @@ class ReachTask(Task):
     goal_size: ClassVar[int] = 2
     goal_option: ClassVar[str | None] = "target"
     extras_size: ClassVar[int] = 4
+    distance_unit: ClassVar[str] = "m"
+    tolerance_option: ClassVar[str | None] = "tolerance"
+    goal_conditioned: ClassVar[bool] = True
     Terms: ClassVar[type] = ReachTerms
     episode_option_names: ClassVar[tuple[str, ...]] = (
         *Task.episode_option_names,

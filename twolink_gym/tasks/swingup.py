@@ -199,8 +199,9 @@ class SwingupTask(Task):
             "pendubot": SWINGUP_UNDERACTUATED_MAX_TORQUE,
         }
     )
-    goal_size: ClassVar[int] = 0
-    extras_size: ClassVar[int] = 0
+    distance_unit: ClassVar[str] = "rad"
+    tolerance_option: ClassVar[str | None] = "success_angle"
+    distance_log_axis: ClassVar[bool] = False
     Terms: ClassVar[type] = SwingupTerms
     Memory: ClassVar[type] = SwingupMemory
     episode_option_names: ClassVar[tuple[str, ...]] = (
@@ -278,14 +279,6 @@ class SwingupTask(Task):
             if u < self.explore_fraction + self.catch_fraction:
                 return perturbed_state(rng, UPRIGHT, self.catch_angle, self.catch_speed)
         return perturbed_state(rng, HANGING, self.init_angle_noise, self.init_speed_noise)
-
-    def sample_goal(self, rng: np.random.Generator, params: ArmParams) -> Array:
-        """Swing-up has no goal to draw."""
-        return np.zeros(0)
-
-    def extras_bounds(self, params: ArmParams) -> tuple[Array, Array]:
-        """Empty."""
-        return np.zeros(0), np.zeros(0)
 
     def render_items(
         self, params: ArmParams, state: Array, goal: Array, time: float

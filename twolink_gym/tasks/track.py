@@ -271,6 +271,9 @@ class TrackTask(Task):
     goal_size: ClassVar[int] = 0  # set per instance in __post_init__ (depends on the options)
     extras_size: ClassVar[int] = 0  # set per instance in __post_init__
     goal_option: ClassVar[str | None] = "path"
+    distance_unit: ClassVar[str] = "m"
+    tolerance_option: ClassVar[str | None] = "tolerance"
+    success_over_episode: ClassVar[bool] = True
     Terms: ClassVar[type] = TrackTerms
     Memory: ClassVar[type] = TrackMemory
     episode_option_names: ClassVar[tuple[str, ...]] = (
