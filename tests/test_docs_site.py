@@ -150,6 +150,35 @@ def test_rst_markup_in_docstrings_becomes_markdown() -> None:
     assert convert("a :: b") == "a :: b"
 
 
+def test_a_set_of_values_is_led_by_the_signature_default() -> None:
+    # numpy's convention (griffe's parser): the first value of {...} is the default;
+    # TwoLinkEnv's render_mode (default None) read "human" in the API page
+    griffe = pytest.importorskip("griffe")
+    ext = load(DOCS / "scripts" / "griffe_rst.py", "griffe_rst_defaults")
+    first = ext.default_first
+    line = '    render_mode : {"human", "rgb_array"}, optional'
+    assert first(line, {"render_mode": "None"}) == (
+        '    render_mode : {None, "human", "rgb_array"}, optional'
+    )
+    assert first('    v : {"v1", "v2"}', {"v": "'v2'"}) == '    v : {"v2", "v1"}'
+    assert first('    a : {"full", "acrobot"}', {"a": '"full"'}) == '    a : {"full", "acrobot"}'
+    assert first('    a : {"full", "acrobot"}', {}) == '    a : {"full", "acrobot"}'
+    # the page's parse of TwoLinkEnv, through the extension
+    from griffe import Parser, parse
+
+    package = griffe.load(
+        "twolink_gym",
+        search_paths=[ROOT],
+        extensions=griffe.load_extensions(ext.RstToMarkdown),
+        allow_inspection=False,
+    )
+    env = package["env"]["TwoLinkEnv"]
+    sections = parse(env.docstring, Parser.numpy)
+    (params,) = [s for s in sections if s.kind.value == "parameters"]
+    defaults = {p.name: p.value for p in params.value}
+    assert str(defaults["render_mode"]) == "None"
+
+
 def test_no_rst_role_is_left_in_any_docstring_of_the_api_pages() -> None:
     # the package's own docstring (on the Environments page) kept `:mod:` and `:func:`
     griffe = pytest.importorskip("griffe")
