@@ -207,3 +207,17 @@ def test_no_rst_role_is_left_in_any_docstring_of_the_api_pages() -> None:
         )
     assert {"twolink_gym", "twolink_gym.registration", "training.cli"} <= seen
     assert not left, left[:10]
+
+
+def test_no_table_has_an_empty_header_row() -> None:
+    # a Markdown table's first row is its header: an empty one shows as a blank bar
+    separator = re.compile(r"^\|(\s*:?-{3,}:?\s*\|)+$")
+    empty = []
+    for page in [*DOCS.rglob("*.md"), ROOT / "README.md"]:
+        lines = page.read_text(encoding="utf-8").splitlines()
+        for i in range(1, len(lines)):
+            if separator.match(lines[i].strip()) and lines[i - 1].strip().startswith("|"):
+                cells = lines[i - 1].strip().strip("|").split("|")
+                if all(not cell.strip() for cell in cells):
+                    empty.append(f"{page.relative_to(ROOT)}:{i}")
+    assert not empty, empty
