@@ -180,3 +180,20 @@ def test_the_configs_table_says_what_the_config_files_say() -> None:
         assert (cfg["env"]["task"], cfg["algo"]["name"]) == (task, algo), name
         assert cfg["train"]["total_timesteps"] == int(steps.replace(",", "")), name
         assert cfg["train"]["n_envs"] == int(n_envs), name
+
+
+def test_the_feature_list_puts_each_controller_in_its_module() -> None:
+    # the iLQR/TVLQR swing-ups are in twolink_gym.realaigym, not twolink_gym.controllers
+    import twolink_gym.controllers as controllers
+    from twolink_gym.realaigym.trajopt import TVLQRController
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    features = text[text.index("## Features") :]
+    bullets = re.split(r"\n- ", features.split("\n## ", 1)[0])
+    (bullet,) = [b for b in bullets if "time-varying LQR" in b]
+    module = TVLQRController.__module__.rsplit(".", 1)[0]  # twolink_gym.realaigym
+    assert not hasattr(controllers, "TVLQRController")
+    head, tail = bullet.split("time-varying LQR", 1)
+    # the module named after the TVLQR swing-ups is the one that holds them
+    assert re.findall(r"`(twolink_gym\.\w+)`", tail)[:1] == [module]
+    assert f"`{module}`" not in head
