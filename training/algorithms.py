@@ -9,6 +9,13 @@ rl-baselines3-zoo are understood (and mapped here, once):
 * ``replay_buffer_class: her`` for SB3's ``HerReplayBuffer`` (goal
   relabelling; needs ``env.goal_observation: true``).
 
+The ``jax_*`` names (:data:`REJAX_ALGORITHMS`) are rejax's algorithms, trained
+end to end in JAX on the twin of the env (``twolink_gym.jax``), every seed of
+``train.seeds`` at once (:mod:`twolink_gym.training.jax_train`); their
+``algo.hyperparams`` are the rejax class's fields. They are not SB3 classes and
+so not entries of :data:`ALGORITHMS`; :func:`check_hyperparams` and
+:func:`is_rejax` know them.
+
 The ``sbx_*`` names are the JAX implementations of SBX (``sbx-rl``, the
 optional ``jax`` extra): same SB3 API, callbacks, saving and replay buffers.
 They are imported only when first looked up in :data:`ALGORITHMS`; without JAX
@@ -39,12 +46,15 @@ from stable_baselines3.common.vec_env import VecEnv
 __all__ = [
     "ALGORITHMS",
     "JAX_INSTALL_HINT",
+    "REJAX_ALGORITHMS",
     "REPLAY_BUFFERS",
     "SBX_ALGORITHMS",
     "XLA_ONE_THREAD",
     "BackendNotInstalledError",
+    "algorithm_names",
     "build_model",
     "check_hyperparams",
+    "is_rejax",
     "is_sbx",
     "resolve_hyperparams",
 ]
@@ -56,6 +66,9 @@ SBX_ALGORITHMS: dict[str, str] = {
     "sbx_crossq": "CrossQ",
     "sbx_ppo": "PPO",
 }
+
+#: rejax's algorithms by config name: the class name in the ``rejax`` package.
+REJAX_ALGORITHMS: dict[str, str] = {"jax_ppo": "PPO"}
 
 #: How to install the JAX algorithms.
 JAX_INSTALL_HINT = 'pip install "twolink-gym[jax]"'
@@ -71,6 +84,16 @@ class BackendNotInstalledError(ImportError):
 def is_sbx(name: str) -> bool:
     """Whether the config name ``name`` is one of the JAX algorithms (:data:`SBX_ALGORITHMS`)."""
     return name in SBX_ALGORITHMS
+
+
+def is_rejax(name: str) -> bool:
+    """Whether the config name ``name`` is one of rejax's algorithms (:data:`REJAX_ALGORITHMS`)."""
+    return name in REJAX_ALGORITHMS
+
+
+def algorithm_names() -> list[str]:
+    """Every algorithm a config can name: :data:`ALGORITHMS` and :data:`REJAX_ALGORITHMS`."""
+    return [*ALGORITHMS, *REJAX_ALGORITHMS]
 
 
 def _limit_xla_threads() -> None:
@@ -148,10 +171,17 @@ def check_hyperparams(name: str, hyperparams: Mapping[str, Any]) -> None:
     Raises
     ------
     BackendNotInstalledError
-        For an ``sbx_*`` algorithm without JAX: its signature cannot be read.
+        For an ``sbx_*`` or ``jax_*`` algorithm without JAX: its signature cannot be read.
     """
+    if is_rejax(name):
+        from twolink_gym.training.jax_train import check_rejax_hyperparams
+
+        check_rejax_hyperparams(name, hyperparams)
+        return
     if name not in ALGORITHMS:
-        raise ValueError(f"unknown algorithm {name!r}; valid algorithms are {sorted(ALGORITHMS)}")
+        raise ValueError(
+            f"unknown algorithm {name!r}; valid algorithms are {sorted(algorithm_names())}"
+        )
     accepted = set(inspect.signature(ALGORITHMS[name].__init__).parameters) - {"self"}
     reserved = sorted(set(hyperparams) & _RESERVED)
     if reserved:

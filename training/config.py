@@ -195,6 +195,10 @@ class TrainConfig:
         Parallel training envs.
     seed : int
         Seed of the algorithm, the training envs and the evaluation env.
+    seeds : list of int or None
+        Seeds trained at once, for the ``jax_*`` algorithms (``jax.vmap`` over
+        seeds; a run folder each, named with its seed); None: ``seed`` alone.
+        SB3 algorithms train one seed a process (``twolink sweep`` runs several).
     eval_freq : int
         Environment steps between evaluations (0 disables).
     eval_episodes : int
@@ -221,6 +225,7 @@ class TrainConfig:
     total_timesteps: int
     n_envs: int = 8
     seed: int = 0
+    seeds: list[int] | None = None
     eval_freq: int = 10_000
     eval_episodes: int = 20
     checkpoint_freq: int = 50_000
@@ -481,16 +486,28 @@ def _validate_evaluation(cfg: EvalConfig) -> None:
 def _validate(cfg: RunConfig) -> None:
     """Check values that have a type but also a range or a fixed set of choices."""
     from twolink_gym.training.algorithms import (
-        ALGORITHMS,
         BackendNotInstalledError,
+        algorithm_names,
         check_hyperparams,
+        is_rejax,
     )
 
     src = cfg.source
-    if cfg.algo.name not in ALGORITHMS:
+    if cfg.algo.name not in algorithm_names():
         raise ConfigError(
-            f"{src}: algo.name must be one of {list(ALGORITHMS)}, got {cfg.algo.name!r}"
+            f"{src}: algo.name must be one of {algorithm_names()}, got {cfg.algo.name!r}"
         )
+    seeds = cfg.train.seeds
+    if seeds is not None:
+        if not is_rejax(cfg.algo.name):
+            raise ConfigError(
+                f"{src}: train.seeds trains several seeds at once, for the jax_* algorithms; "
+                f"{cfg.algo.name} trains train.seed (run several with `twolink sweep --seeds`)"
+            )
+        if not seeds or min(seeds) < 0 or len(set(seeds)) != len(seeds):
+            raise ConfigError(
+                f"{src}: train.seeds must be a non-empty list of distinct seeds >= 0, got {seeds}"
+            )
     try:
         check_hyperparams(cfg.algo.name, cfg.algo.hyperparams)
     except BackendNotInstalledError as exc:

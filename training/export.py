@@ -58,8 +58,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from twolink_gym.training.algorithms import ALGORITHMS, is_sbx, resolve_hyperparams
+from twolink_gym.training.algorithms import ALGORITHMS, is_rejax, is_sbx, resolve_hyperparams
 from twolink_gym.training.config import RunConfig, config_from_dict
+from twolink_gym.training.jax_export import JAX_POLICY_FILE
 
 from twolink_gym.pretrained import BACKEND_KEY, BACKENDS, CARD_FILE, AgentCard, backend_of
 
@@ -502,9 +503,10 @@ def export_agent(
         raise FileExistsError(f"{out} exists; pass --overwrite to replace it")
     cfg = config_from_dict(yaml.safe_load((src / CONFIG_FILE).read_text()), str(src / CONFIG_FILE))
     sbx = is_sbx(cfg.algo.name)
+    numpy_agent = is_rejax(cfg.algo.name)  # policy.npz: already the acting part
     if sbx:
         _ = ALGORITHMS[cfg.algo.name]  # BackendNotInstalledError (naming the jax extra) first
-    else:
+    elif not numpy_agent:
         trained, vec = _load_source(src, cfg)
         policy = normalized_policy(cfg, trained, vec)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -515,6 +517,8 @@ def export_agent(
     try:
         if sbx:
             _export_sbx(src, cfg, tmp)
+        elif numpy_agent:
+            shutil.copy2(src / JAX_POLICY_FILE, tmp / JAX_POLICY_FILE)
         elif policy is trained and (src / POLICY_FILE).is_file():
             shutil.copy2(src / POLICY_FILE, tmp / POLICY_FILE)  # already acts on raw observations
         else:
@@ -523,7 +527,7 @@ def export_agent(
             if (src / name).is_file():
                 (tmp / name).parent.mkdir(exist_ok=True)
                 shutil.copy2(src / name, tmp / name)
-        backend = {BACKEND_KEY: "sbx"} if sbx else {}
+        backend = {BACKEND_KEY: "sbx"} if sbx else {BACKEND_KEY: "numpy"} if numpy_agent else {}
         for measured in (False, True) if evaluate else (False,):
             # the card names the backend the loader dispatches on: written before measuring
             success = measure_success(tmp, cfg) if measured else None

@@ -212,6 +212,26 @@ def _load_exported_sbx(folder: Path, run_cfg: Any, shown: str) -> LoadedPolicy:
     return LoadedPolicy(f"{run_cfg.algo.name} ({folder.name})", "agent", agent, folder)
 
 
+def _load_exported_numpy(folder: Path, run_cfg: Any, shown: str) -> LoadedPolicy:
+    """A ``jax_*`` agent (``policy.npz``: a numpy forward pass; a run folder or an export).
+
+    The policy normalises the raw observations itself
+    (:class:`~twolink_gym.training.jax_export.NumpyPolicy`).
+    """
+    from twolink_gym.training.algorithms import is_rejax
+    from twolink_gym.training.jax_export import JAX_POLICY_FILE, NumpyPolicy
+
+    if not is_rejax(run_cfg.algo.name):
+        raise ValueError(
+            f"policy {shown!r}: its card says backend 'numpy', but its config's algo.name is "
+            f"{run_cfg.algo.name!r}"
+        )
+    network = NumpyPolicy.load(folder / JAX_POLICY_FILE)
+    agent = SB3Agent(network, None, None, run_cfg.env.frame_stack)
+    label = f"{folder.parent.name}/{folder.name}" if folder.name == BEST_DIR else folder.name
+    return LoadedPolicy(f"{run_cfg.algo.name} ({label})", "agent", agent, folder)
+
+
 def _load_exported(folder: Path, env_cfg: EnvConfig, display: str | None = None) -> LoadedPolicy:
     """An agent folder written by ``twolink export`` (a policy file, no ``model.zip``).
 
@@ -232,6 +252,8 @@ def _load_exported(folder: Path, env_cfg: EnvConfig, display: str | None = None)
     _check_same_env(shown, run_cfg.env, env_cfg, folder / CONFIG_FILE)
     if pretrained.backend_of(folder) == "sbx":
         return _load_exported_sbx(folder, run_cfg, shown)
+    if pretrained.backend_of(folder) == "numpy":
+        return _load_exported_numpy(folder, run_cfg, shown)
     algo = ALGORITHMS[run_cfg.algo.name]
     policy_class = algo.policy_aliases.get(run_cfg.algo.policy)
     if policy_class is None:

@@ -29,6 +29,11 @@ An agent trained with an SBX (JAX) algorithm (``algo.name: sbx_*``) has
     ``epsilon``), applied before the policy (absent if it was trained without
     normalisation). Loading such an agent needs the ``jax`` extra.
 
+An agent trained with a rejax algorithm on the JAX twin (``algo.name: jax_*``)
+has ``"backend": "numpy"`` and ``policy.npz``: its actor's weights, observation
+statistics and action bounds as numpy arrays, run by a numpy forward pass
+(:mod:`twolink_gym.training.jax_export`; no JAX needed).
+
 Loading an agent needs stable-baselines3 (the ``train`` extra)::
 
     import twolink_gym
@@ -72,7 +77,7 @@ CARD_FILE = "agent.json"
 #: The policy file of an agent folder by backend (the card's ``"backend"`` entry;
 #: ``"torch"`` when the card has none): an SB3 ``policy.pt``, or an SBX actor's
 #: flax msgpack state dict.
-BACKENDS: dict[str, str] = {"torch": "policy.pt", "sbx": "policy.msgpack"}
+BACKENDS: dict[str, str] = {"torch": "policy.pt", "sbx": "policy.msgpack", "numpy": "policy.npz"}
 
 #: The card's entry that names the backend (not a field of :class:`AgentCard`:
 #: it says how the agent is stored, not what it is).

@@ -1,0 +1,254 @@
+"""``twolink train`` with ``algo.name: jax_ppo``: rejax's PPO on the JAX twin, seeds at once.
+
+The references are independent of the numpy export: rejax's own actor network
+(``actor.apply`` on the saved train state, in JAX) for the exported forward
+pass, rejax's dataclass for the hyperparameter table, and the compiled env for
+running the exported agent (in a process where JAX cannot be imported).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from twolink_gym.training.config import ConfigError, config_from_dict
+
+needs_rejax = pytest.mark.skipif(
+    importlib.util.find_spec("rejax") is None, reason='needs pip install "twolink-gym[jax]"'
+)
+
+TINY = {
+    "env": {"task": "balance", "max_episode_steps": 20, "normalize_reward": False},
+    "algo": {
+        "name": "jax_ppo",
+        "hyperparams": {
+            "num_steps": 16,
+            "num_minibatches": 2,
+            "num_epochs": 1,
+            "log_std_init": -0.5,
+            "agent_kwargs": {"activation": "tanh", "hidden_layer_sizes": [16, 8]},
+        },
+    },
+    "train": {
+        "total_timesteps": 256,
+        "n_envs": 8,
+        "seeds": [3, 5],
+        "eval_freq": 128,
+        "eval_episodes": 2,
+    },
+    "evaluate": {"episodes": 3},
+}
+
+
+def _write_config(tmp: Path, **train: object) -> Path:
+    data = json.loads(json.dumps(TINY))
+    data["train"].update(output_dir=str(tmp / "runs"), **train)
+    path = tmp / "tiny_jax_ppo.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two seeds of a tiny jax_ppo run trained at once through the CLI; the config's path."""
+    pytest.importorskip("rejax")
+    from twolink_gym.training.cli import main
+
+    tmp = tmp_path_factory.mktemp("jax_train")
+    config = _write_config(tmp)
+    assert main(["train", str(config)]) == 0
+    return config
+
+
+@needs_rejax
+def test_cli_writes_a_run_folder_per_seed(trained: Path) -> None:
+    runs = trained.parent / "runs"
+    assert sorted(p.name for p in runs.iterdir()) == ["balance_jax_ppo_s3", "balance_jax_ppo_s5"]
+    returns = []
+    for seed in (3, 5):
+        run = runs / f"balance_jax_ppo_s{seed}"
+        for name in ("config.yaml", "policy.npz", "agent.json", "train_state.npz"):
+            assert (run / name).is_file(), name
+        cfg = yaml.safe_load((run / "config.yaml").read_text())
+        assert cfg["train"]["seed"] == seed and cfg["train"]["seeds"] is None
+        log = (run / "eval" / "time_log.csv").read_text().splitlines()
+        assert log[0].startswith("timesteps,") and len(log) == 3  # header + 2 segments
+        assert [int(line.split(",")[0]) for line in log[1:]] == [128, 256]
+        with np.load(run / "eval" / "evaluations.npz") as ev:
+            assert ev["results"].shape == (2, 2) and ev["successes"].shape == (2, 2)
+            returns.append(ev["results"])
+        summary = json.loads((run / "train_summary.json").read_text())
+        assert summary["timesteps"] == 256 and summary["seeds_trained_together"] == [3, 5]
+        assert summary["compile_time_s"] > 0 and summary["wall_time_s"] >= summary["compile_time_s"]
+        assert any((run / "tb").rglob("events.out.tfevents.*"))
+        assert (run / "best" / "policy.npz").is_file()
+    assert not np.array_equal(returns[0], returns[1])  # two seeds, two trainings
+
+
+@needs_rejax
+def test_numpy_forward_pass_equals_rejax_network(trained: Path) -> None:
+    """The exported numpy policy gives rejax's actor's (clipped) mean on random observations."""
+    import jax
+    import jax.numpy as jnp
+    from twolink_gym.training.config import load_config
+    from twolink_gym.training.jax_export import NumpyPolicy
+    from twolink_gym.training.jax_train import _build_program, _load_states, seed_config
+
+    cfg = load_config(trained)
+    program = _build_program(cfg)
+    keys = jax.vmap(jax.random.PRNGKey)(jnp.asarray([3, 5], dtype=jnp.uint32))
+    dirs = [seed_config(cfg, s).run_dir for s in (3, 5)]
+    state, steps = _load_states(program.init(keys), dirs)
+    assert steps == 256
+    rng = np.random.default_rng(0)
+    obs = rng.normal(0.0, 2.0, size=(64, 6)).astype(np.float32)
+    for i, run in enumerate(dirs):
+        seed_state = jax.tree.map(lambda x, i=i: x[i], state)
+        normalized = program.algo.normalize_obs(seed_state.obs_rms_state, jnp.asarray(obs))
+        mean = program.algo.actor.apply(
+            seed_state.actor_ts.params,
+            normalized,
+            method=lambda m, o: m.action_mean(m.features(o)),
+        )
+        expected = np.clip(np.asarray(mean), -1.0, 1.0)
+        got = NumpyPolicy.load(run / "policy.npz").predict(obs)[0]
+        np.testing.assert_allclose(got, expected, atol=1e-5, rtol=0)
+        assert np.abs(got).max() > 1e-3  # a trained network, not zeros
+        # the initial log std was set from log_std_init (and trained from there)
+        log_std = np.asarray(seed_state.actor_ts.params["params"]["action_log_std"])
+        assert np.all(np.abs(log_std + 0.5) < 0.1)
+
+
+@needs_rejax
+def test_exported_agent_runs_on_the_compiled_env_without_jax(trained: Path) -> None:
+    """``load_policy`` runs a run folder's policy.npz on the compiled env; JAX is blocked."""
+    run = trained.parent / "runs" / "balance_jax_ppo_s3"
+    code = f"""
+import sys
+sys.modules["jax"] = None  # import jax raises ImportError
+sys.modules["jaxlib"] = None
+import numpy as np
+from twolink_gym.training.config import load_eval_config
+from twolink_gym.training.policies import load_policy
+from twolink_gym.training.jax_export import NumpyPolicy
+from twolink_gym.env import TwoLinkEnv
+cfg = load_eval_config({str(run / "config.yaml")!r})
+env = TwoLinkEnv(**cfg.env.make_kwargs())
+policy = load_policy({str(run)!r}, cfg.env, env)
+direct = NumpyPolicy.load({str(run / "policy.npz")!r})
+obs, _ = env.reset(seed=0)
+for _ in range(10):
+    action, _ = policy.predictor.predict(obs, deterministic=True)
+    assert np.array_equal(action, direct.action(obs)), (action, direct.action(obs))
+    assert action.shape == (2,) and np.all(np.abs(action) <= 1.0)
+    obs, *_ = env.step(action)
+assert "jax" not in [m.split(".")[0] for m in sys.modules if sys.modules[m] is not None]
+print(policy.label)
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "jax_ppo (balance_jax_ppo_s3)" in out.stdout
+
+
+@needs_rejax
+def test_resume_continues_every_seed(trained: Path, tmp_path: Path) -> None:
+    """--resume trains on from the saved train states; the segments chain exactly."""
+    import shutil
+
+    from twolink_gym.training.cli import main
+
+    runs = tmp_path / "runs"
+    shutil.copytree(trained.parent / "runs", runs)
+    config = _write_config(tmp_path, total_timesteps=384)
+    run = runs / "balance_jax_ppo_s3"
+    assert main(["train", str(config), "--resume", str(run)]) == 0
+    log = (run / "eval" / "time_log.csv").read_text().splitlines()
+    assert [int(line.split(",")[0]) for line in log[1:]] == [128, 256, 384]
+    assert json.loads((run / "train_summary.json").read_text())["resumed_at"] == 256
+    with np.load(run / "train_state.npz") as data:
+        assert int(data["steps"]) == 384
+
+
+@needs_rejax
+def test_existing_runs_are_not_overwritten(trained: Path) -> None:
+    from twolink_gym.training.cli import main
+
+    before = (trained.parent / "runs" / "balance_jax_ppo_s3" / "policy.npz").read_bytes()
+    assert main(["train", str(trained)]) != 0
+    after = (trained.parent / "runs" / "balance_jax_ppo_s3" / "policy.npz").read_bytes()
+    assert before == after
+
+
+@needs_rejax
+def test_hyperparameter_table_is_rejax_ppo() -> None:
+    """The table read without rejax lists rejax's PPO fields (less the reserved) and ours."""
+    import rejax
+    from twolink_gym.training.jax_train import (
+        HYPERPARAMETERS,
+        INITIAL_STATE_KEYS,
+        RESERVED,
+        field_kinds,
+    )
+
+    kinds = field_kinds(rejax.PPO)
+    assert HYPERPARAMETERS["jax_ppo"] == {**kinds, **dict.fromkeys(INITIAL_STATE_KEYS, "number")}
+    assert set(RESERVED) | set(kinds) == {f.name for f in dataclasses.fields(rejax.PPO)} | {
+        "agent_kwargs"
+    }
+
+
+def _config_error(**hyper: object) -> str:
+    data = json.loads(json.dumps(TINY))
+    data["algo"]["hyperparams"].update(hyper)
+    with pytest.raises(ConfigError) as info:
+        config_from_dict(data, "cfg.yaml")
+    return str(info.value)
+
+
+def test_unknown_hyperparameter_names_key_file_and_allowed_keys() -> None:
+    message = _config_error(n_steps=64)
+    assert "cfg.yaml" in message and "'n_steps'" in message and "clip_eps" in message
+
+
+def test_bad_hyperparameter_values_are_named() -> None:
+    assert "learning_rate" in _config_error(learning_rate="3e-4")
+    assert "gamma must be in (0.0, 1.0]" in _config_error(gamma=1.5)
+    assert "num_steps" in _config_error(num_steps=2.5)
+    assert "train.n_envs" in _config_error(num_envs=4)
+    assert "agent_kwargs.activation" in _config_error(agent_kwargs={"activation": "softsign"})
+    assert "agent_kwargs.width" in _config_error(agent_kwargs={"width": 3})
+
+
+def test_seeds_are_for_jax_algorithms() -> None:
+    data = json.loads(json.dumps(TINY))
+    data["algo"] = {"name": "ppo"}
+    with pytest.raises(ConfigError, match=r"train\.seeds"):
+        config_from_dict(data, "cfg.yaml")
+    data = json.loads(json.dumps(TINY))
+    data["train"]["seeds"] = [1, 1]
+    with pytest.raises(ConfigError, match="distinct"):
+        config_from_dict(data, "cfg.yaml")
+
+
+@needs_rejax
+def test_export_copies_the_numpy_agent_and_measures_it(trained: Path, tmp_path: Path) -> None:
+    from twolink_gym.training.export import export_agent
+
+    from twolink_gym import pretrained
+
+    run = trained.parent / "runs" / "balance_jax_ppo_s5"
+    out = export_agent(run, tmp_path / "agent")
+    assert pretrained.backend_of(out) == "numpy"
+    assert (out / "policy.npz").read_bytes() == (run / "policy.npz").read_bytes()
+    card = pretrained.read_card(out)
+    assert card.algorithm == "jax_ppo" and card.episodes == 3
+    assert card.success is not None and 0.0 <= card.success <= 1.0

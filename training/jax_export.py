@@ -1,0 +1,182 @@
+"""A JAX-trained agent as a numpy forward pass: the file format and its ``predict``.
+
+An agent trained by :mod:`twolink_gym.training.jax_train` (``algo.name:
+jax_ppo``, rejax) is saved as ``policy.npz``: the weights of its actor network
+and what surrounds it, all numpy arrays, so that running it needs numpy only
+(no JAX, flax or rejax)::
+
+    kernel_<i>, bias_<i>   the dense layers in order, (in, out) and (out,) float32;
+                           the last one is the action head
+    activation             the hidden layers' activation, a name of ACTIVATIONS
+    output                 how the head's output becomes the action, a name of OUTPUTS
+    action_low, action_high  the action space's bounds, (action_dim,) float32
+    obs_mean, obs_var      observation statistics (absent: no normalisation)
+    obs_epsilon            added to ``obs_var`` under the square root
+
+The action for an observation ``o`` (shape ``(obs_dim,)`` or ``(n, obs_dim)``) is::
+
+    x = (o - obs_mean) / sqrt(obs_var + obs_epsilon)       # if normalised
+    x = act(x @ kernel_i + bias_i)                         # each hidden layer
+    a = x @ kernel_last + bias_last                        # the Gaussian's mean
+    a = clip(a, action_low, action_high)                   # output "clip" (rejax PPO)
+
+which is what rejax's PPO does with the mean of its ``GaussianPolicy`` (its
+``act`` samples, then clips to the action space; the deterministic action is
+the clipped mean). The observations are the env's raw ones: the statistics are
+the training run's running mean and variance of the observations
+(``NormalizeObservationsMixin``), frozen at the moment of saving.
+
+This module imports numpy alone; :mod:`~twolink_gym.training.jax_train`
+writes the file from a rejax train state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["ACTIVATIONS", "JAX_POLICY_FILE", "OUTPUTS", "NumpyPolicy"]
+
+#: The policy file of an agent trained with a ``jax_*`` algorithm.
+JAX_POLICY_FILE = "policy.npz"
+
+FloatArray = NDArray[np.float32]
+
+
+def _swish(x: FloatArray) -> FloatArray:
+    return np.asarray(x / (np.float32(1.0) + np.exp(-x)), dtype=np.float32)
+
+
+#: Hidden-layer activations by name (flax.linen's names), as numpy functions.
+ACTIVATIONS: dict[str, Callable[[FloatArray], FloatArray]] = {
+    "swish": _swish,
+    "silu": _swish,
+    "relu": lambda x: np.maximum(x, np.float32(0.0)),
+    "tanh": np.tanh,
+}
+
+#: How the action head's output becomes an action in ``[low, high]``.
+OUTPUTS = ("clip",)
+
+
+class NumpyPolicy:
+    """The deterministic policy of a ``policy.npz``, with SB3's ``predict``.
+
+    Parameters
+    ----------
+    arrays : mapping of str to ndarray
+        The file's entries (see the module docstring).
+    source : str
+        Where they came from, for messages.
+
+    Raises
+    ------
+    ValueError
+        If an entry is missing, names an unknown activation or output, or the
+        layer shapes do not chain.
+    """
+
+    def __init__(self, arrays: Mapping[str, Any], source: str = "<arrays>") -> None:
+        def entry(name: str) -> Any:
+            if name not in arrays:
+                raise ValueError(f"{source}: missing entry {name!r}")
+            return arrays[name]
+
+        n_layers = sum(1 for k in arrays if k.startswith("kernel_"))
+        if n_layers < 1:
+            raise ValueError(f"{source}: no layers (kernel_0, bias_0, ...)")
+        self.kernels = [np.asarray(entry(f"kernel_{i}"), np.float32) for i in range(n_layers)]
+        self.biases = [np.asarray(entry(f"bias_{i}"), np.float32) for i in range(n_layers)]
+        for i in range(1, n_layers):
+            if self.kernels[i].shape[0] != self.kernels[i - 1].shape[1]:
+                raise ValueError(
+                    f"{source}: kernel_{i} takes {self.kernels[i].shape[0]} inputs, "
+                    f"kernel_{i - 1} gives {self.kernels[i - 1].shape[1]}"
+                )
+        self.activation = str(entry("activation"))
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(
+                f"{source}: activation {self.activation!r} is not one of {sorted(ACTIVATIONS)}"
+            )
+        self.output = str(entry("output"))
+        if self.output not in OUTPUTS:
+            raise ValueError(f"{source}: output {self.output!r} is not one of {list(OUTPUTS)}")
+        self.action_low = np.asarray(entry("action_low"), np.float32)
+        self.action_high = np.asarray(entry("action_high"), np.float32)
+        self.obs_mean: FloatArray | None = None
+        self.obs_scale: FloatArray | None = None
+        if "obs_mean" in arrays:
+            self.obs_mean = np.asarray(arrays["obs_mean"], np.float32)
+            var = np.asarray(entry("obs_var"), np.float32)
+            eps = np.float32(entry("obs_epsilon"))
+            self.obs_scale = np.asarray(np.sqrt(var + eps), np.float32)
+
+    @property
+    def obs_dim(self) -> int:
+        """Length of an observation."""
+        return int(self.kernels[0].shape[0])
+
+    @property
+    def action_dim(self) -> int:
+        """Length of an action."""
+        return int(self.kernels[-1].shape[1])
+
+    @classmethod
+    def load(cls, path: str | Path) -> NumpyPolicy:
+        """Read a ``policy.npz``."""
+        with np.load(path, allow_pickle=False) as data:
+            return cls({k: data[k] for k in data.files}, str(path))
+
+    def to_arrays(self) -> dict[str, NDArray[Any]]:
+        """The file's entries (inverse of the constructor)."""
+        out: dict[str, NDArray[Any]] = {}
+        for i, (k, b) in enumerate(zip(self.kernels, self.biases, strict=True)):
+            out[f"kernel_{i}"], out[f"bias_{i}"] = k, b
+        out["activation"] = np.array(self.activation)
+        out["output"] = np.array(self.output)
+        out["action_low"], out["action_high"] = self.action_low, self.action_high
+        if self.obs_mean is not None and self.obs_scale is not None:
+            out["obs_mean"] = self.obs_mean
+            out["obs_var"] = np.square(self.obs_scale)
+            out["obs_epsilon"] = np.array(0.0, np.float32)
+        return out
+
+    def save(self, path: str | Path) -> None:
+        """Write the policy as ``path`` (a ``.npz``)."""
+        with open(path, "wb") as f:
+            np.savez(f, **self.to_arrays())
+
+    def action(self, observation: NDArray[Any]) -> FloatArray:
+        """The deterministic action for ``observation`` ``(obs_dim,)`` or ``(n, obs_dim)``.
+
+        Returns
+        -------
+        ndarray
+            ``(action_dim,)`` or ``(n, action_dim)`` float32, within the bounds.
+        """
+        x = np.asarray(observation, dtype=np.float32)
+        if x.shape[-1] != self.obs_dim:
+            raise ValueError(
+                f"observation of shape {x.shape}: this policy takes {self.obs_dim} entries"
+            )
+        if self.obs_mean is not None and self.obs_scale is not None:
+            x = (x - self.obs_mean) / self.obs_scale
+        act = ACTIVATIONS[self.activation]
+        for k, b in zip(self.kernels[:-1], self.biases[:-1], strict=True):
+            x = act(x @ k + b)
+        x = x @ self.kernels[-1] + self.biases[-1]
+        return np.clip(x, self.action_low, self.action_high).astype(np.float32)
+
+    def predict(
+        self,
+        observation: NDArray[Any],
+        state: Any = None,
+        episode_start: Any = None,
+        deterministic: bool = True,
+    ) -> tuple[FloatArray, Any]:
+        """SB3's ``predict``: the deterministic action (``deterministic`` is ignored) and ``state``."""
+        return self.action(observation), state
