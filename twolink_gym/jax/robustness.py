@@ -3,7 +3,7 @@
 The JAX env (:class:`twolink_gym.jax.env.TwoLinkJaxEnv`) calls a
 :class:`Models` object at four points; :func:`build` makes it from the validated
 env settings. This module holds the ideal models (no randomisation, no noise,
-ideal motors): :func:`build` rejects the settings it does not model yet.
+ideal motors); :mod:`twolink_gym.jax.imperfections` the compiled env's models.
 
 Hook points (all pure, jittable; ``params.models`` holds their parameters):
 
@@ -70,10 +70,8 @@ class Models:
 def build(checked: dict[str, Any]) -> Models:
     """The models of validated env settings (:meth:`EnvConfig.checked`).
 
-    Raises
-    ------
-    ValueError
-        Naming a robustness setting that the JAX env does not model yet.
+    The ideal :class:`Models` when no robustness setting is given, else
+    :class:`twolink_gym.jax.imperfections.ImperfectModels`.
     """
     ideal = ideal_defaults()
     given = {
@@ -83,12 +81,9 @@ def build(checked: dict[str, Any]) -> Models:
         "torque_response": checked["torque_response"] != ideal["torque_response"],
         "action_delay": checked["action_delay"] != ideal["action_delay"],
     }
-    unsupported = sorted(name for name, set_ in given.items() if set_)
-    if checked["observation"] != "state":
-        unsupported.append("observation")
-    if unsupported:
-        raise ValueError(
-            f"the JAX env does not model the setting(s) {unsupported} yet; "
-            "use their defaults (ideal arm, full state observation)"
-        )
+    if any(given.values()) or checked["observation"] != "state":
+        from twolink_gym.codec import ACTUATIONS
+        from twolink_gym.jax.imperfections import ImperfectModels
+
+        return ImperfectModels(checked, ACTUATIONS[checked["actuation"]])
     return Models()
