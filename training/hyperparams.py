@@ -171,7 +171,7 @@ def check_values(cls: type, hyperparams: Mapping[str, Any], n_envs: int) -> None
         Naming the key (``policy_kwargs.net_arch`` for an entry), the allowed
         values and the value given.
     """
-    parameters = inspect.signature(cls.__init__).parameters
+    parameters = inspect.signature(cls).parameters
     for key, value in hyperparams.items():
         default = parameters[key].default if key in parameters else inspect.Parameter.empty
         if key == "ent_coef":

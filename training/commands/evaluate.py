@@ -33,7 +33,7 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def episodes_header(task: str, n: int, seed: int) -> str:
+def episodes_header(task: object, n: int, seed: int) -> str:
     """``Task 'reach', 100 episodes (seeds 1000000..1000099), identical for every policy:``."""
     return (
         f"Task {task!r}, {n} episodes (seeds {seed}..{seed + n - 1}), identical for every policy:"
