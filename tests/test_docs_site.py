@@ -43,6 +43,7 @@ PAGES = [
     "results/realaigym.md",
     "results/time_to_solve.md",
     "realaigym.md",
+    "jax.md",
     "speed.md",
     "writing-a-task.md",
     "architecture.md",
@@ -54,6 +55,7 @@ PAGES = [
     "api/training.md",
     "api/pretrained.md",
     "api/realaigym.md",
+    "api/jax.md",
     "changelog.md",
 ]
 

@@ -24,10 +24,9 @@ pytest.importorskip("gymnax")
 import twolink_gym  # noqa: E402
 import twolink_gym.jax as tj  # noqa: E402
 from twolink_gym.env_config import EnvConfigError  # noqa: E402
+from twolink_gym.registration import CONVENIENCE_IDS, ENV_ID, UNDERACTUATED_IDS  # noqa: E402
 
-PACKAGE_IDS = sorted(
-    k for k, s in gym.registry.items() if s.entry_point == "twolink_gym.env:TwoLinkEnv"
-)
+PACKAGE_IDS = sorted({*CONVENIENCE_IDS.values(), *UNDERACTUATED_IDS.values(), ENV_ID})
 
 
 def test_import_twolink_gym_imports_no_jax() -> None:
@@ -76,6 +75,8 @@ def test_make_rejects_bad_input_naming_it() -> None:
         tj.make("TwoLinkBalance-v0", colour="red")
     with pytest.raises(ValueError, match="max_episode_steps"):
         tj.make("TwoLinkBalance-v0", max_episode_steps=0)
+    with pytest.raises(ValueError, match="actuation must be 'full' for TwoLinkReach-v0"):
+        tj.make("TwoLinkReach-v0", actuation="acrobot")
     env, params = tj.make("TwoLinkBalance-v0")
     with pytest.raises(ValueError, match=r"unknown reset option\(s\) \['target'\]"):
         env.reset_env(jax.random.key(0), params, {"target": jnp.zeros(2)})

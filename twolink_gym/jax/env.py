@@ -41,11 +41,15 @@ from twolink_gym.jax.dynamics import rk4
 from twolink_gym.jax.params import EnvParams, EnvState, float_dtype
 from twolink_gym.jax.tasks import TaskTwin, twin_for
 from twolink_gym.kernel import Step
+from twolink_gym.registration import (
+    CONVENIENCE_IDS,
+    ENV_ID,
+    FULL_ARM_ONLY_TASKS,
+    UNDERACTUATED_IDS,
+)
 from twolink_gym.tasks import Task
 
 __all__ = ["TwoLinkJaxEnv", "make"]
-
-_ENTRY_POINT = "twolink_gym.env:TwoLinkEnv"
 
 
 class TwoLinkJaxEnv(Environment):  # type: ignore[misc]
@@ -312,11 +316,18 @@ def make(env_id: str, **env_kwargs: Any) -> tuple[TwoLinkJaxEnv, EnvParams]:
     """
     import twolink_gym  # noqa: F401  (registers the ids)
 
-    ids = sorted(k for k, s in gym.registry.items() if s.entry_point == _ENTRY_POINT)
-    spec = gym.registry.get(env_id) if isinstance(env_id, str) else None
-    if spec is None or spec.entry_point != _ENTRY_POINT:
+    ids = sorted({*CONVENIENCE_IDS.values(), *UNDERACTUATED_IDS.values(), ENV_ID})
+    if not isinstance(env_id, str) or env_id not in ids:
         raise ValueError(f"env_id must be one of {ids}, got {env_id!r}")
+    spec = gym.spec(env_id)
     kwargs = {**spec.kwargs, **env_kwargs}
+    if env_id != ENV_ID and kwargs.get("actuation", "full") != "full":
+        if spec.kwargs.get("task") in FULL_ARM_ONLY_TASKS:
+            raise ValueError(
+                f"actuation must be 'full' for {env_id} (the task has no underactuated "
+                f"form), got {kwargs['actuation']!r}; the underactuated ids are "
+                f"{sorted(UNDERACTUATED_IDS.values())}"
+            )
     kwargs.pop("render_mode", None)
     max_steps = kwargs.pop("max_episode_steps", spec.max_episode_steps)
     if max_steps is not None and (
