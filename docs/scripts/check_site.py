@@ -5,11 +5,12 @@ Usage::
     python docs/scripts/check_site.py [SITE_DIR] [--chromium PATH]
 
 Serves ``SITE_DIR`` (default ``site/``, written by ``mkdocs build``) on a free
-localhost port from a thread, opens the home page and every environment page in
-headless Chromium (Debian's ``chromium`` package, driven by playwright) and
-checks that:
+localhost port from a thread, opens the home page, every environment page and
+the results overview in headless Chromium (Debian's ``chromium`` package, driven
+by playwright) in a 1280 × 900 window and checks that:
 
 - every image on those pages decodes (``naturalWidth > 0``);
+- no table on those pages is wider than the text column (none scrolls sideways);
 - every link of the site navigation answers HTTP 200;
 - the site search, typed into Material's search box, finds "acrobot";
 - the console shows no error, no script fails and no request fails, and no
@@ -77,8 +78,17 @@ def serve(site: Path) -> Iterator[str]:
         thread.join()
 
 
+#: Pages opened besides the home page and the environment pages.
+MORE_PAGES = ("results/",)
+#: For each table of a page: its first header cell, its width and its column's [px].
+WIDE_TABLES_JS = """() => Array.from(document.querySelectorAll('.md-typeset__scrollwrap'))
+  .map(w => [(w.querySelector('th') || {textContent: ''}).textContent.trim(),
+             w.scrollWidth, w.clientWidth])
+  .filter(([, content, column]) => content > column)"""
+
+
 def pages_to_open(site: Path) -> list[str]:
-    """The home page and every environment page, as paths relative to the site root."""
+    """The home page, every environment page and :data:`MORE_PAGES`, relative to the site root."""
     pages = [""]
     env_dir = site / "environments"
     if (env_dir / "index.html").is_file():
@@ -88,7 +98,7 @@ def pages_to_open(site: Path) -> list[str]:
         for p in env_dir.glob("*/index.html")
         if p.parent.parent == env_dir
     )
-    return pages
+    return pages + [p for p in MORE_PAGES if (site / p / "index.html").is_file()]
 
 
 def http_status(url: str) -> int:
@@ -179,11 +189,17 @@ def check(site: Path, chromium: str) -> list[str]:
                     nav_links.add(target)
                 else:
                     failures.append(f"{url}: navigation link leaves the site: {href}")
+            wide = page.evaluate(WIDE_TABLES_JS)
+            failures += [
+                f"{url}: the table headed {head!r} is wider than the text column "
+                f"({content} > {column} px at 1280 px)"
+                for head, content, column in wide
+            ]
             failures += [f"{url}: {e}" for e in errors]
             print(
                 f"check_site: {path or '/'}: {len(images)} images decode"
                 f"{'' if not broken else f' ({len(broken)} do not)'}, {len(hrefs)} nav links, "
-                f"{len(errors)} console errors"
+                f"{len(wide)} tables wider than the text, {len(errors)} console errors"
             )
         if not nav_links:
             failures.append("no navigation links found (nav.md-nav a.md-nav__link)")
