@@ -13,6 +13,7 @@ import importlib.util
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -56,15 +57,28 @@ def _write_config(tmp: Path, **train: object) -> Path:
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Two seeds of a tiny jax_ppo run trained at once through the CLI; the config's path."""
+def trained(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Two seeds of a tiny jax_ppo run trained at once through the CLI; the config's path.
+
+    JAX's persistent compilation cache (in a temporary folder, for this module's
+    tests only) lets the later trainings of the same program skip compiling it.
+    """
     pytest.importorskip("rejax")
+    import jax
     from twolink_gym.training.cli import main
 
     tmp = tmp_path_factory.mktemp("jax_train")
-    config = _write_config(tmp)
-    assert main(["train", str(config)]) == 0
-    return config
+    names = ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs")
+    before = {name: getattr(jax.config, name) for name in names}
+    jax.config.update("jax_compilation_cache_dir", str(tmp / "xla_cache"))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    try:
+        config = _write_config(tmp)
+        assert main(["train", str(config)]) == 0
+        yield config
+    finally:
+        for name, value in before.items():
+            jax.config.update(name, value)
 
 
 @needs_rejax
@@ -160,22 +174,33 @@ print(policy.label)
 
 
 @needs_rejax
-def test_resume_continues_every_seed(trained: Path, tmp_path: Path) -> None:
-    """--resume trains on from the saved train states; the segments chain exactly."""
+def test_resume_continues_every_seed_exactly(trained: Path, tmp_path: Path) -> None:
+    """--resume trains on from the saved train states, as one uninterrupted run does."""
     import shutil
 
     from twolink_gym.training.cli import main
 
-    runs = tmp_path / "runs"
-    shutil.copytree(trained.parent / "runs", runs)
-    config = _write_config(tmp_path, total_timesteps=384)
-    run = runs / "balance_jax_ppo_s3"
+    resumed = tmp_path / "resumed"
+    resumed.mkdir()
+    shutil.copytree(trained.parent / "runs", resumed / "runs")
+    config = _write_config(resumed, total_timesteps=384)
+    run = resumed / "runs" / "balance_jax_ppo_s3"
     assert main(["train", str(config), "--resume", str(run)]) == 0
     log = (run / "eval" / "time_log.csv").read_text().splitlines()
     assert [int(line.split(",")[0]) for line in log[1:]] == [128, 256, 384]
     assert json.loads((run / "train_summary.json").read_text())["resumed_at"] == 256
     with np.load(run / "train_state.npz") as data:
         assert int(data["steps"]) == 384
+
+    straight = tmp_path / "straight"
+    straight.mkdir()
+    assert main(["train", str(_write_config(straight, total_timesteps=384))]) == 0
+    for seed in (3, 5):
+        name = f"balance_jax_ppo_s{seed}/policy.npz"
+        with np.load(resumed / "runs" / name) as a, np.load(straight / "runs" / name) as b:
+            assert sorted(a.files) == sorted(b.files)
+            for key in a.files:
+                np.testing.assert_array_equal(a[key], b[key], err_msg=f"{name}: {key}")
 
 
 @needs_rejax

@@ -309,6 +309,8 @@ def _make_env(env_cfg: Any) -> tuple[Any, Any]:
             f"the jax_* algorithms train on twolink_gym.jax, which needs JAX ({exc}); "
             f"install it with: {JAX_INSTALL_HINT}"
         ) from exc
+    from twolink_gym.training.envs import env_id_for
+
     from twolink_gym.env import TwoLinkEnv
 
     kwargs = env_cfg.make_kwargs()
@@ -317,7 +319,7 @@ def _make_env(env_cfg: Any) -> tuple[Any, Any]:
         probe = TwoLinkEnv(**kwargs)
         steps = probe.default_max_episode_steps
         probe.close()
-    return tj.make(env_cfg.id, max_episode_steps=steps, **kwargs)
+    return tj.make(env_id_for(env_cfg.task, env_cfg.actuation), max_episode_steps=steps, **kwargs)
 
 
 #: Builds (env, params) from an ``env:`` section; tests may replace it.
@@ -603,7 +605,9 @@ class _TimeLog:
             log = read_time_log(run_dir)
             if log is not None:
                 for i in np.flatnonzero(log["timesteps"] <= resume_at):
-                    self.rows.append({k: log[k][i].item() for k in TIME_LOG_COLUMNS})
+                    row = {k: log[k][i].item() for k in TIME_LOG_COLUMNS}
+                    row["timesteps"], row["episodes"] = int(row["timesteps"]), int(row["episodes"])
+                    self.rows.append(row)
             old = run_dir / "eval" / "evaluations.npz"
             if old.is_file():
                 with np.load(old) as data:
@@ -694,12 +698,11 @@ def train_jax(cfg: RunConfig, *, resume: bool = False, overwrite: bool = False) 
 
     program = _build_program(cfg)
     keys = jax.vmap(jax.random.PRNGKey)(jnp.asarray(seeds, dtype=jnp.uint32))
-    state = program.init(keys)
-    if "log_std_init" in cfg.algo.hyperparams:
-        state = _with_log_std(state, float(cfg.algo.hyperparams["log_std_init"]))
+    abstract = jax.eval_shape(program.init, keys)  # the train state's shapes
     start_steps = 0
+    loaded = None
     if resume:
-        state, start_steps = _load_states(state, run_dirs)
+        loaded, start_steps = _load_states(abstract, run_dirs)
         if start_steps >= cfg.train.total_timesteps:
             raise ValueError(
                 f"--resume: the runs already have {start_steps:,} timesteps, "
@@ -728,11 +731,15 @@ def train_jax(cfg: RunConfig, *, resume: bool = False, overwrite: bool = False) 
     )
 
     compile_started = time.perf_counter()
-    segment = program.segment.lower(state).compile()
-    evaluate = program.evaluate.lower(state, keys).compile() if cfg.train.eval_freq else None
-
+    init, segment, evaluate = _compile(program, abstract, keys, bool(cfg.train.eval_freq))
     compile_time = time.perf_counter() - compile_started
     print(f"compiled in {compile_time:.1f} s", flush=True)
+    if loaded is not None:
+        state = loaded
+    else:
+        state = init(keys)
+        if "log_std_init" in cfg.algo.hyperparams:
+            state = _with_log_std(state, float(cfg.algo.hyperparams["log_std_init"]))
 
     from twolink_gym.training.interrupts import interruptible
 
@@ -806,6 +813,7 @@ def train_jax(cfg: RunConfig, *, resume: bool = False, overwrite: bool = False) 
             "cumulative_eval_time_s": round(e_off + eval_time, 2),
             "cumulative_wall_time_s": round(t_off + e_off + wall, 2),
             "load_average": [round(v, 2) for v in os.getloadavg()],
+            "cpu_model": _machine()["cpu_model"],
             "machine": _machine(),
         }
         (run_dir / "train_summary.json").write_text(json.dumps(summary, indent=2))
@@ -821,6 +829,23 @@ def train_jax(cfg: RunConfig, *, resume: bool = False, overwrite: bool = False) 
         segment_steps=seg,
         resumed_at=start_steps if resume else None,
     )
+
+
+def _compile(
+    program: _Program, abstract: Any, keys: Any, evaluation: bool
+) -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any] | None]:
+    """The compiled init, segment and evaluation, compiled side by side (XLA frees the GIL)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        init = pool.submit(lambda: program.init.lower(keys).compile())
+        segment = pool.submit(lambda: program.segment.lower(abstract).compile())
+        evaluate = (
+            pool.submit(lambda: program.evaluate.lower(abstract, keys).compile())
+            if evaluation
+            else None
+        )
+        return init.result(), segment.result(), evaluate.result() if evaluate else None
 
 
 def _with_log_std(state: Any, value: float) -> Any:
