@@ -224,6 +224,31 @@ def test_sincos_is_math_sin_and_cos_bit_for_bit():
     np.testing.assert_array_equal(out[:, 1], [math.cos(v) for v in x.tolist()])
 
 
+@pytest.mark.skipif(_jit.JIT_DISABLED, reason="NUMBA_DISABLE_JIT=1: nothing is compiled")
+def test_the_compiled_step_names_no_c_library_symbol_of_its_own():
+    """The loop's sines and cosines are LLVM's: the platform picks its routines (portability).
+
+    A function linked by name (glibc's ``sincos``, as before 0.9's core) would
+    not exist on every platform; what numba itself declares (``atan``, its
+    runtime, Python's C API) is numba's to port.
+    """
+    import re
+
+    from numba import njit
+
+    sim = Simulation.create(task="balance")
+    arrays = loop_arrays(sim.task, 2, sim.config)
+    arrays.arms[:] = sim.arms(None, 2)
+    # an uncached copy: numba shows no IR of code loaded from its cache
+    fresh = njit(error_model="numpy")(step_kernels(sim.task).step.py_func)
+    fresh(*arrays)
+    declared = set(
+        re.findall(r'declare[^@\n]*@"?([^"(\s]+)', fresh.inspect_llvm(fresh.signatures[0]))
+    )
+    assert {"llvm.sin.f64", "llvm.cos.f64"} <= declared
+    assert not any("sincos" in name for name in declared)
+
+
 def reference_env_step(env: TwoLinkEnv, action):
     a = np.clip(np.asarray(action, dtype=np.float64), -1, 1)[None]
     nxt, obs, ref = reference(env.sim, env.state[None], env.goal[None], a)

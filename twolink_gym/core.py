@@ -350,6 +350,7 @@ class Core:
         a = self.arrays
         model = self.sim.actuator_model
         if model is not None:
+            assert self.actuator is not None  # made with the model
             a.action[:] = model.apply(a.action, self.actuator, self.rngs, rows)
         if self.num_threads == 1:
             self._loops.step(*a)

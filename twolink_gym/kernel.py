@@ -417,11 +417,15 @@ def _loop_template(
 #: The loop's arrays, a named tuple whose fields are the loop's parameters in
 #: order (taken from :func:`_loop_template`'s signature, never written out
 #: again): build it by name, call a loop with ``loop(*arrays)``.
-LoopArrays: Any = typing.NamedTuple(  # type: ignore[misc]
-    "LoopArrays",
-    [(name, np.ndarray) for name in inspect.signature(_loop_template).parameters],
-)
-LoopArrays.__module__ = __name__
+def _arguments_of(fn: Any, name: str) -> Any:
+    """A named tuple class whose fields are the parameters of ``fn``, in order."""
+    fields = [(parameter, np.ndarray) for parameter in inspect.signature(fn).parameters]
+    cls = typing.NamedTuple(name, fields)  # type: ignore[misc]
+    cls.__module__ = __name__
+    return cls
+
+
+LoopArrays: Any = _arguments_of(_loop_template, "LoopArrays")
 
 
 def loop_arrays(task: Any, n: int, config: ArrayLike | None = None) -> Any:

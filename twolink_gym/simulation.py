@@ -253,7 +253,7 @@ class Simulation:
         arrays.goal[:] = np.asarray(goal, dtype=np.float64).reshape(n, self.task.goal_size)
         arrays.outcome["time"] = time
         kernel.step_kernels(self.task).observe(*arrays)
-        return arrays.obs  # type: ignore[no-any-return]
+        return arrays.obs
 
     # -- episode starts --------------------------------------------------
     @property
