@@ -23,6 +23,7 @@ values): ``jax.jit`` and ``jax.vmap`` apply.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Mapping
 from typing import Any
@@ -40,6 +41,7 @@ from twolink_gym.jax import robustness
 from twolink_gym.jax.dynamics import rk4
 from twolink_gym.jax.params import EnvParams, EnvState, float_dtype
 from twolink_gym.jax.tasks import TaskTwin, twin_for
+from twolink_gym.jax.tasks.common import named
 from twolink_gym.kernel import Step
 from twolink_gym.registration import (
     CONVENIENCE_IDS,
@@ -52,7 +54,7 @@ from twolink_gym.tasks import Task
 __all__ = ["TwoLinkJaxEnv", "make"]
 
 
-class TwoLinkJaxEnv(Environment):  # type: ignore[misc]
+class TwoLinkJaxEnv(Environment):
     """The two-link arm as pure functions over :class:`EnvState` and :class:`EnvParams`.
 
     Parameters
@@ -238,7 +240,8 @@ class TwoLinkJaxEnv(Environment):  # type: ignore[misc]
         truncated = steps >= params.max_steps_in_episode
         done = terminated | truncated
         reward = jnp.asarray(outcome.reward, dtype)
-        new_state = state.replace(
+        new_state = dataclasses.replace(
+            state,
             x=x,
             memory=memory,
             steps=steps,
@@ -279,7 +282,7 @@ class TwoLinkJaxEnv(Environment):  # type: ignore[misc]
         c12 = c1 * c2 - s1 * s2
         s12 = s1 * c2 + c1 * s2
         t = steps.astype(x.dtype) * params.dt
-        step = Step(t, q1, q2, dq1, dq2, c1, s1, c12, s12, action[0], action[1])
+        step = named(Step, t, q1, q2, dq1, dq2, c1, s1, c12, s12, action[0], action[1])
         outcome, terms, memory, extras = self.twin.kernel(arm, params.options, step, goal, memory)
         tip = jnp.stack([arm.l1 * c1 + arm.l2 * c12, arm.l1 * s1 + arm.l2 * s12])
         obs = jnp.concatenate([jnp.stack([c1, s1, c2, s2, dq1, dq2]), extras.astype(x.dtype)])

@@ -86,7 +86,7 @@ def render(
     cache = getattr(env, "_renderers", None)
     if cache is None:
         cache = {}
-        env._renderers = cache  # type: ignore[attr-defined]
+        env._renderers = cache
     renderer = cache.get(key)
     if renderer is None:
         fps = max(1, round(1.0 / float(env.config.checked()["dt"])))

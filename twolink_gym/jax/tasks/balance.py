@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from twolink_gym.jax.tasks import TaskTwin, register_twin
-from twolink_gym.jax.tasks.common import control_factor, perturbed_state, upright_terms
+from twolink_gym.jax.tasks.common import control_factor, named, perturbed_state, upright_terms
 from twolink_gym.kernel import Outcome
 from twolink_gym.tasks import BalanceTask
 from twolink_gym.tasks.balance import BalanceTerms
@@ -35,6 +35,6 @@ class BalanceTwin(TaskTwin):
         """The bounded reward ``upright · ctrl · still``, the fall and success."""
         upright, still, dist, success = upright_terms(x, options)
         ctrl = control_factor(x.a1, x.a2, options.ctrl_weight)
-        terms = BalanceTerms(reward_upright=upright, reward_ctrl=ctrl, reward_still=still)
-        outcome = Outcome(upright * ctrl * still, dist > options.fall_angle, success, dist)
+        terms = named(BalanceTerms, reward_upright=upright, reward_ctrl=ctrl, reward_still=still)
+        outcome = named(Outcome, upright * ctrl * still, dist > options.fall_angle, success, dist)
         return outcome, terms, memory, jnp.zeros((0,), dist.dtype)

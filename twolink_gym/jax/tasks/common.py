@@ -9,7 +9,7 @@ swing-up), with ``jnp.where`` in place of the compiled kernels' branches.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import jax
 import jax.numpy as jnp
@@ -17,11 +17,20 @@ import jax.numpy as jnp
 __all__ = [
     "control_factor",
     "gaussian",
+    "named",
     "perturbed_state",
     "tilt_from_vertical",
     "tolerance_box",
     "upright_terms",
 ]
+
+
+T = TypeVar("T")
+
+
+def named(cls: type[T], *args: Any, **kwargs: Any) -> T:
+    """``cls(*args, **kwargs)``: a kernel named tuple (declared on floats) of JAX scalars."""
+    return cast(Any, cls)(*args, **kwargs)
 
 
 def gaussian(sq_distance: Any, sigma: Any) -> Any:

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from twolink_gym.jax.tasks import TaskTwin, register_twin
-from twolink_gym.jax.tasks.common import gaussian, perturbed_state, tolerance_box
+from twolink_gym.jax.tasks.common import gaussian, named, perturbed_state, tolerance_box
 from twolink_gym.kernel import Outcome
 from twolink_gym.tasks import ReachTask
 from twolink_gym.tasks.base import HANGING
@@ -58,12 +58,13 @@ class ReachTwin(TaskTwin):
         dense = -dist + near + reward_ctrl + reward_speed
         sparse = options.sparse != 0.0
         zero = jnp.zeros_like(dist)
-        terms = ReachTerms(
+        terms = named(
+            ReachTerms,
             reward_dist=jnp.where(sparse, hit, -dist),
             reward_near=jnp.where(sparse, zero, near),
             reward_ctrl=jnp.where(sparse, zero, reward_ctrl),
             reward_speed=jnp.where(sparse, zero, reward_speed),
         )
         success = (dist <= options.tolerance) & (speed <= options.success_speed)
-        outcome = Outcome(jnp.where(sparse, hit, dense), jnp.zeros((), bool), success, dist)
+        outcome = named(Outcome, jnp.where(sparse, hit, dense), jnp.zeros((), bool), success, dist)
         return outcome, terms, memory, extras

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from twolink_gym.jax.tasks import TaskTwin, register_twin
-from twolink_gym.jax.tasks.common import control_factor, perturbed_state, upright_terms
+from twolink_gym.jax.tasks.common import control_factor, named, perturbed_state, upright_terms
 from twolink_gym.kernel import Outcome
 from twolink_gym.tasks import SwingupTask
 from twolink_gym.tasks.base import HANGING, UPRIGHT
@@ -49,7 +49,8 @@ class SwingupTwin(TaskTwin):
         ctrl = control_factor(x.a1, x.a2, options.ctrl_weight)
         smooth = control_factor(x.a1 - memory.a1, x.a2 - memory.a2, 0.25 * options.smooth_weight)
         w = options.height_weight
-        terms = SwingupTerms(
+        terms = named(
+            SwingupTerms,
             reward_height=height,
             reward_upright=upright,
             reward_still=still,
@@ -57,5 +58,10 @@ class SwingupTwin(TaskTwin):
             reward_smooth=smooth,
         )
         reward = ctrl * smooth * (w * height + (1.0 - w) * upright * still)
-        memory = SwingupMemory(was_up=was_up, a1=x.a1, a2=x.a2)
-        return Outcome(reward, fell, success, dist), terms, memory, jnp.zeros((0,), dist.dtype)
+        memory = named(SwingupMemory, was_up=was_up, a1=x.a1, a2=x.a2)
+        return (
+            named(Outcome, reward, fell, success, dist),
+            terms,
+            memory,
+            jnp.zeros((0,), dist.dtype),
+        )
