@@ -1,0 +1,249 @@
+"""Env-steps/s of the JAX twin beside gymnax's Acrobot-v1 and the numba vector env.
+
+Measures, in one process and one run, on whatever device JAX sees (it prints
+which):
+
+* the twin (:func:`twolink_gym.jax.make`, ``--env-id``, default
+  ``TwoLinkBalance-v0``) for ``N`` copies, as ``jit(scan(vmap(step)))``: every
+  step draws uniform random actions and a key per copy, and steps all copies
+  with auto-reset; in float32 and in float64 (``jax.enable_x64``);
+* gymnax's ``Acrobot-v1`` in the same harness (random discrete actions), in
+  float32 and float64 (an error is recorded where it fails);
+* the numba vector env (``gym.make_vec(env_id, num_envs=N)``, float64) stepping
+  with numpy actions drawn beforehand.
+
+Each rate is the best of ``--repeats`` calls of ``T`` steps, with ``N · T``
+about ``--work`` env-steps (``T`` in [10, 10000]); the first call (compile) is
+timed apart. A backend stops growing ``N`` once one call takes longer than
+``--max-call-seconds`` (memory and time on a CPU). The table goes to stdout
+and everything to JSON (``--json``).
+
+Usage::
+
+    python benchmarks/bench_jax.py [--n 1 16 256 4096] [--repeats 3] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import jax
+import numpy as np
+
+import twolink_gym
+import twolink_gym.jax as tj
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_N = (1, 16, 256, 4096, 65536, 262144, 1048576)
+BACKENDS = ("twin", "gymnax", "numba")
+
+
+def steps_per_call(n: int, work: int) -> int:
+    """Steps per timed call: about ``work`` env-steps, between 10 and 10,000."""
+    return int(min(10_000, max(10, work // n)))
+
+
+# -- the JAX harness -------------------------------------------------------------
+def jax_runner(
+    env: Any, params: Any, n: int, steps: int, sample: Callable[[Any, int], Any]
+) -> Callable[[], Any]:
+    """``jit(scan(vmap(step)))`` over ``n`` copies for ``steps`` steps (random actions)."""
+    keys = jax.random.split(jax.random.key(0), n)
+    _, state = jax.jit(jax.vmap(env.reset, (0, None)))(keys, params)
+    step = jax.vmap(env.step, (0, 0, 0, None))
+
+    @jax.jit
+    def rollout(state: Any, key: Any) -> tuple[Any, Any, Any]:
+        def body(carry: Any, _: Any) -> tuple[Any, Any]:
+            state, key = carry
+            key, k_action, k_step = jax.random.split(key, 3)
+            actions = sample(k_action, n)
+            _, state, reward, _, _ = step(jax.random.split(k_step, n), state, actions, params)
+            return (state, key), reward.sum()
+
+        (state, key), rewards = jax.lax.scan(body, (state, key), None, length=steps)
+        return state, key, rewards.sum()
+
+    carry = [state, jax.random.key(1)]
+
+    def run() -> Any:
+        state, key, total = rollout(carry[0], carry[1])
+        jax.block_until_ready(total)
+        carry[0], carry[1] = state, key
+        return total
+
+    return run
+
+
+def twin_runner(env_id: str, n: int, steps: int) -> Callable[[], Any]:
+    env, params = tj.make(env_id)
+    size = env.num_actions
+
+    def sample(key: Any, count: int) -> Any:
+        return jax.random.uniform(key, (count, size), params.dt.dtype, -1.0, 1.0)
+
+    return jax_runner(env, params, n, steps, sample)
+
+
+def gymnax_runner(n: int, steps: int) -> Callable[[], Any]:
+    import gymnax
+
+    env, params = gymnax.make("Acrobot-v1")
+
+    def sample(key: Any, count: int) -> Any:
+        return jax.random.randint(key, (count,), 0, 3)
+
+    return jax_runner(env, params, n, steps, sample)
+
+
+def numba_runner(env_id: str, n: int, steps: int) -> Callable[[], Any]:
+    env = gym.make_vec(env_id, num_envs=n)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    shape = env.action_space.shape
+    actions = [rng.uniform(-1, 1, shape).astype(np.float32) for _ in range(8)]
+
+    def run() -> None:
+        for i in range(steps):
+            env.step(actions[i & 7])
+
+    return run
+
+
+def measure(make_run: Callable[[], Callable[[], Any]], repeats: int) -> dict[str, float]:
+    """Set-up and first call (compile) times, and the best of ``repeats`` timed calls [s]."""
+    t0 = time.perf_counter()
+    run = make_run()
+    t1 = time.perf_counter()
+    run()
+    t2 = time.perf_counter()
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - start)
+    return {"setup_s": t1 - t0, "first_call_s": t2 - t1, "best_call_s": best}
+
+
+# -- report ----------------------------------------------------------------------
+def machine() -> dict[str, Any]:
+    cpu = platform.processor()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    device = jax.devices()[0]
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
+        "jax_device": f"{device.platform}: {device.device_kind}",
+        "jax_devices": len(jax.devices()),
+        "python": platform.python_version(),
+        "jax": jax.__version__,
+        "numpy": np.__version__,
+        "gymnasium": gym.__version__,
+        "twolink_gym": getattr(twolink_gym, "__version__", "?"),
+    }
+
+
+def fmt(rate: float | None) -> str:
+    if rate is None:
+        return "-"
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if rate >= scale:
+            return f"{rate / scale:.3g} {unit}"
+    return f"{rate:.3g}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, nargs="+", default=list(DEFAULT_N), help="copies N")
+    parser.add_argument("--repeats", type=int, default=3, help="timed calls (best of)")
+    parser.add_argument("--work", type=int, default=1 << 21, help="env-steps per timed call")
+    parser.add_argument("--env-id", default="TwoLinkBalance-v0")
+    parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=list(BACKENDS))
+    parser.add_argument(
+        "--dtypes", nargs="+", choices=("float32", "float64"), default=["float32", "float64"]
+    )
+    parser.add_argument(
+        "--max-call-seconds", type=float, default=30.0, help="stop growing N past this"
+    )
+    parser.add_argument("--json", type=Path, default=HERE / "results" / "jax_speed.json")
+    args = parser.parse_args(argv)
+    if args.repeats < 1 or any(n < 1 for n in args.n):
+        parser.error("--repeats and every --n must be >= 1")
+
+    info = machine()
+    print(f"JAX device: {info['jax_device']} ({info['jax_devices']} seen); CPU {info['cpu']}")
+    rows: list[dict[str, Any]] = []
+    stopped: set[tuple[str, str]] = set()
+    for n in sorted(args.n):
+        steps = steps_per_call(n, args.work)
+        for backend in args.backends:
+            for dtype in ["float64"] if backend == "numba" else args.dtypes:
+                if (backend, dtype) in stopped:
+                    continue
+                row: dict[str, Any] = {"backend": backend, "dtype": dtype, "n": n, "steps": steps}
+                make_run: Callable[[], Callable[[], Any]]
+                if backend == "twin":
+                    make_run = lambda n=n, s=steps: twin_runner(args.env_id, n, s)  # noqa: E731
+                elif backend == "gymnax":
+                    make_run = lambda n=n, s=steps: gymnax_runner(n, s)  # noqa: E731
+                else:
+                    make_run = lambda n=n, s=steps: numba_runner(args.env_id, n, s)  # noqa: E731
+                try:
+                    with jax.enable_x64(dtype == "float64"):
+                        row.update(measure(make_run, args.repeats))
+                    row["steps_per_s"] = n * steps / row["best_call_s"]
+                except Exception as exc:
+                    row["error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+                    stopped.add((backend, dtype))
+                rows.append(row)
+                rate = row.get("steps_per_s")
+                print(
+                    f"N={n:>8} {backend:>6} {dtype}: {fmt(rate):>9} steps/s"
+                    + (f"  (first call {row['first_call_s']:.2f} s)" if rate else "")
+                    + (f"  {row['error']}" if "error" in row else ""),
+                    flush=True,
+                )
+                if row.get("best_call_s", 0.0) > args.max_call_seconds:
+                    stopped.add((backend, dtype))
+    info["load_average_end"] = os.getloadavg() if hasattr(os, "getloadavg") else None
+    results = {"machine": info, "env_id": args.env_id, "work": args.work, "rows": rows}
+    print()
+    print(table(rows))
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(results, indent=2, default=str) + "\n")
+    print(f"\nwritten to {args.json}")
+    return 0
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """A Markdown table: one row per N, one column per backend and dtype."""
+    columns = list(dict.fromkeys((r["backend"], r["dtype"]) for r in rows))
+    rates = {(r["backend"], r["dtype"], r["n"]): r.get("steps_per_s") for r in rows}
+    names = {"twin": "twin", "gymnax": "gymnax Acrobot-v1", "numba": "numba vector env"}
+    lines = [
+        "| N | " + " | ".join(f"{names[b]} {d}" for b, d in columns) + " |",
+        "|---:|" + "---:|" * len(columns),
+    ]
+    for n in sorted({r["n"] for r in rows}):
+        cells = [fmt(rates.get((b, d, n))) for b, d in columns]
+        lines.append(f"| {n:,} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
