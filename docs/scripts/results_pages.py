@@ -1262,6 +1262,22 @@ def _solve_times(config: str, label: str, final: bool) -> SolveTimes:
 #: The time-to-solve measurements on the page, in its order: the shipped configs
 #: measured for the page (runs ``tts_<config>_sN``, final models evaluated), then the
 #: RealAIGym configs (their runs are the RealAIGym agents page's).
+def _jax_solve_times(config: str) -> SolveTimes:
+    """The measurement of a ``jax_*`` config: its five seeds trained at once by one command."""
+    label = f"tts_{config}"
+    runs = " ".join(f"runs/{label}_s{n}" for n in range(5))
+    return SolveTimes(
+        config,
+        f"configs/{config}.yaml",
+        f"twolink train configs/{config}.yaml --set train.run_name={label}\n"
+        f"python benchmarks/time_to_solve.py {runs}"
+        f" --json docs/results/time_to_solve/{config}.json\n"
+        f"twolink evaluate configs/{config}.yaml {runs} --out runs/{label}_final\n"
+        f"cp runs/{label}_final/summary.json docs/results/time_to_solve/{config}_final.json",
+        final=True,
+    )
+
+
 TIME_TO_SOLVE = (
     *(
         _solve_times(config, f"tts_{config}", final=True)
@@ -1285,6 +1301,7 @@ TIME_TO_SOLVE = (
             "swingup_acrobot_ppo",
         )
     ),
+    _jax_solve_times("balance_jax_ppo"),
     _solve_times("track_ppo", "track_ppo_v07", final=True),
     _solve_times("realaigym_pendubot_sac", "rag_pendubot_sbx", final=False),
     _solve_times("realaigym_pendubot_sac_smooth", "rag_pend_smooth", final=False),
