@@ -109,3 +109,18 @@ def test_the_wheel_holds_every_shipped_config(wheel_build):
     in_repo = {path.name for path in (REPO / "configs").glob("*.yaml")}
     assert len(in_repo) > 20
     assert in_wheel == in_repo
+
+
+def test_the_wheel_holds_every_python_module_of_the_package(wheel_build):
+    # the packages are listed by hand in pyproject.toml: a new subpackage must be added
+    _, wheel = wheel_build
+    with zipfile.ZipFile(wheel) as archive:
+        in_wheel = {name for name in archive.namelist() if name.endswith(".py")}
+    installed_as = {"twolink_gym": "twolink_gym", "training": "twolink_gym/training"}
+    in_repo = {
+        f"{prefix}/{path.relative_to(REPO / folder).as_posix()}"
+        for folder, prefix in installed_as.items()
+        for path in (REPO / folder).rglob("*.py")
+        if "__pycache__" not in path.parts
+    }
+    assert in_repo - in_wheel == set()
