@@ -197,9 +197,9 @@ def test_render_draws_a_jax_state_as_the_compiled_env_does(
     expected = compiled.render()
     compiled.close()
     env, params = tj.make(env_id)
-    _, state = env.reset_env(
-        jax.random.key(0), params, {k: jnp.asarray(v) for k, v in options.items()}
-    )
+    # the jitted reset with the Gymnasium env's reset options
+    _, state = env.reset(jax.random.key(0), params, {k: jnp.asarray(v) for k, v in options.items()})
+    np.testing.assert_allclose(np.asarray(state.x), start, atol=1e-7)
     frame = tj.render(env, state, params)
     assert frame is not None and frame.shape == expected.shape and frame.dtype == np.uint8
     assert np.mean(frame != expected) < 1e-3  # the same picture (float32 state: a stray pixel)
