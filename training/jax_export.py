@@ -148,7 +148,8 @@ class NumpyPolicy:
     def save(self, path: str | Path) -> None:
         """Write the policy as ``path`` (a ``.npz``)."""
         with open(path, "wb") as f:
-            np.savez(f, **self.to_arrays())
+            arrays: dict[str, Any] = self.to_arrays()
+            np.savez(f, **arrays)
 
     def action(self, observation: NDArray[Any]) -> FloatArray:
         """The deterministic action for ``observation`` ``(obs_dim,)`` or ``(n, obs_dim)``.

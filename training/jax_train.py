@@ -383,9 +383,9 @@ class _Program:
     """The compiled pieces of one config's training (all vmapped over seeds)."""
 
     algo: Any
-    init: Callable[[Any], Any]
-    segment: Callable[[Any], Any]
-    evaluate: Callable[[Any, Any], tuple[Any, Any, Any]]
+    init: Any  # jitted: (keys) -> state
+    segment: Any  # jitted: (state) -> state
+    evaluate: Any  # jitted: (state, keys) -> (returns, lengths, successes)
     iterations: int
     segment_steps: int
     activation: str
@@ -506,7 +506,8 @@ def _seed_leaves(ts: Any, i: int) -> list[np.ndarray]:
 def _save_state(path: Path, leaves: Sequence[np.ndarray], steps: int) -> None:
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb") as f:
-        np.savez(f, steps=np.int64(steps), **{f"leaf_{j}": v for j, v in enumerate(leaves)})
+        arrays: dict[str, Any] = {f"leaf_{j}": v for j, v in enumerate(leaves)}
+        np.savez(f, steps=np.int64(steps), **arrays)
     tmp.replace(path)
 
 
@@ -634,7 +635,8 @@ class _TimeLog:
         ):
             self.npz[key].append(np.asarray(value))
         with open(self.run_dir / "eval" / "evaluations.npz", "wb") as f:
-            np.savez(f, **{k: np.asarray(v) for k, v in self.npz.items()})
+            arrays: dict[str, Any] = {k: np.asarray(v) for k, v in self.npz.items()}
+            np.savez(f, **arrays)
         if self._writer is None:
             self._writer = SummaryWriter(str(self.run_dir / "tb" / "run_1"))
         step = int(row["timesteps"])
@@ -776,7 +778,8 @@ def train_jax(cfg: RunConfig, *, resume: bool = False, overwrite: bool = False) 
                     }
                     log.add(row, returns[i], lengths[i], success[i])
                     rows.append(row)
-                    if cfg.train.save_best and (best[i] is None or _rank(row) > _rank(best[i])):
+                    earlier = best[i]
+                    if cfg.train.save_best and (earlier is None or _rank(row) > _rank(earlier)):
                         best[i] = row
                         _save_best(program, seed_cfgs[i], state, i, row)
                 print(_progress(steps, planned, time.perf_counter() - started, rows), flush=True)
