@@ -20,7 +20,7 @@ the running segment's compiled call and saves what the last segment produced.
 Each seed gets a run folder in the layout of SB3 runs::
 
     config.yaml          the config of that seed alone (train.seed: S, train.seeds: null)
-    policy.npz           the agent as a numpy forward pass (:mod:`.jax_export`)
+    policy.npz           the agent as a numpy forward pass (jax_export)
     agent.json           its card (backend "numpy"; success null until exported)
     train_state.npz      the rejax train state of the last segment (for --resume)
     eval/evaluations.npz periodic evaluations (timesteps, results, ep_lengths, successes)
@@ -353,7 +353,7 @@ def export_policy(
     actor_params : mapping
         ``train_state.actor_ts.params`` of one seed (JAX or numpy arrays).
     activation : str
-        ``agent_kwargs.activation`` (a key of :data:`~.jax_export.ACTIVATIONS`).
+        ``agent_kwargs.activation`` (a key of :data:`~twolink_gym.training.jax_export.ACTIVATIONS`).
     action_low, action_high : array
         The action space's bounds ``(action_dim,)``.
     obs_rms : (mean, var) or None
