@@ -277,3 +277,14 @@ def test_export_copies_the_numpy_agent_and_measures_it(trained: Path, tmp_path: 
     card = pretrained.read_card(out)
     assert card.algorithm == "jax_ppo" and card.episodes == 3
     assert card.success is not None and 0.0 <= card.success <= 1.0
+
+
+def test_sb3_training_function_refuses_a_jax_config(tmp_path: Path) -> None:
+    """``train()`` (sweep, run, tune) names the command that trains a jax_* config."""
+    from twolink_gym.training.train import train
+
+    data = json.loads(json.dumps(TINY))
+    data["train"]["output_dir"] = str(tmp_path)
+    with pytest.raises(ValueError, match="twolink train CONFIG"):
+        train(config_from_dict(data, "cfg.yaml"))
+    assert not any(tmp_path.iterdir())
