@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from typing import Any
 
 import numpy as np
 import pytest
@@ -28,8 +29,14 @@ from twolink_gym.jax.gymnasium import (  # noqa: E402
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 
 
-def test_the_functional_env_passes_gymnasiums_env_checker() -> None:
-    env = make_gymnasium_env("TwoLinkReach-v0", render_mode="rgb_array")
+@pytest.fixture(scope="module")
+def balance() -> Any:
+    """One Gymnasium env over the balance twin, 6 steps an episode (compiled once)."""
+    return make_gymnasium_env("TwoLinkBalance-v0", render_mode="rgb_array", max_episode_steps=6)
+
+
+def test_the_functional_env_passes_gymnasiums_env_checker(balance: Any) -> None:
+    env = balance
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         check_env(env.unwrapped)
@@ -40,9 +47,9 @@ def test_the_functional_env_passes_gymnasiums_env_checker() -> None:
     assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
 
 
-def test_the_gymnasium_env_steps_the_twin() -> None:
+def test_the_gymnasium_env_steps_the_twin(balance: Any) -> None:
     """Observations, rewards and info of the twin's own functions, with Gymnasium's keys; the time limit."""
-    env = make_gymnasium_env("TwoLinkBalance-v0", max_episode_steps=6)
+    env = balance
     func = env.unwrapped.func_env
     twin, params = func.env, func.get_default_params()
     obs, info = env.reset(seed=4)

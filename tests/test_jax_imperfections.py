@@ -49,7 +49,6 @@ def test_arm_of_fields_is_the_arm_vector(x64: Any) -> None:
     ("env_id", "kwargs"),
     [
         ("TwoLinkBalance-v0", {"action_delay": 3, "torque_response": 0.3, "observation": "angles"}),
-        ("TwoLinkAcrobotSwingup-v0", {"action_delay": 2}),
     ],
 )
 def test_delay_response_and_angles_match_the_compiled_env_x64(

@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 
-class TwoLinkFuncEnv(FuncEnv):  # type: ignore[misc]
+class TwoLinkFuncEnv(FuncEnv):
     """The twin as a Gymnasium ``FuncEnv`` (see the module notes).
 
     Parameters
@@ -185,14 +185,17 @@ class TwoLinkFuncEnv(FuncEnv):  # type: ignore[misc]
         """Nothing to release."""
 
 
-class TwoLinkFuncVectorEnv(FunctionalJaxVectorEnv):  # type: ignore[misc]
+class TwoLinkFuncVectorEnv(FunctionalJaxVectorEnv):
     """Gymnasium's ``FunctionalJaxVectorEnv``, with the step of the copies not being reset kept.
 
     Gymnasium 1.4's ``step`` builds the reset copies' states on the
     *previous* state of all copies (``self.state.at[rows].set(...)``), so on a
     step where one copy starts a new episode every other copy's transition is
-    dropped; this step sets the reset copies on the new state instead. Next-step
-    autoreset and the time limit are Gymnasium's.
+    dropped; this step puts the new episodes into the new state instead. It
+    also draws a start for every copy on such a step and keeps those of the
+    copies to reset (``jnp.where``), so the jitted ``initial`` sees one batch
+    size (Gymnasium's draws as many as reset, a compilation per count).
+    Next-step autoreset and the time limit are Gymnasium's.
     """
 
     def step(self, action: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
@@ -209,14 +212,14 @@ class TwoLinkFuncVectorEnv(FunctionalJaxVectorEnv):  # type: ignore[misc]
             truncated = jnp.zeros_like(terminated)
         info = self.func_env.transition_info(self.state, action, next_state)
         if jnp.any(self.prev_done):
-            to_reset = jnp.where(self.prev_done)[0]
+            done = self.prev_done
             rng, self.rng = jax.random.split(self.rng)
-            new_initials = self.func_env.initial(jax.random.split(rng, to_reset.shape[0]))
-            next_state = next_state.at[to_reset].set(new_initials)
-            self.steps = self.steps.at[to_reset].set(0)
-            reward = reward.at[to_reset].set(0.0)
-            terminated = terminated.at[to_reset].set(False)
-            truncated = truncated.at[to_reset].set(False)
+            starts = self.func_env.initial(jax.random.split(rng, self.num_envs))
+            next_state = jnp.where(done[:, None], starts, next_state)
+            self.steps = jnp.where(done, 0, self.steps)
+            reward = jnp.where(done, 0.0, reward)
+            terminated = terminated & ~done
+            truncated = truncated & ~done
         self.prev_done = jnp.logical_or(terminated, truncated)
         observation = self.func_env.observation(
             next_state, jax.random.split(self.rng, self.num_envs)

@@ -71,20 +71,22 @@ def arm_of_fields(fields: jax.Array) -> Arm:
     p = dict(zip(RANDOMIZABLE, (fields[j] for j in range(len(RANDOMIZABLE))), strict=True))
     ir, gr = p["rotor_inertia"], p["gear_ratio"]
     m1, m2, l1, lc1, lc2 = p["m1"], p["m2"], p["l1"], p["lc1"], p["lc2"]
-    return Arm(
-        a=m1 * lc1**2 + m2 * (l1**2 + lc2**2) + p["I1"] + p["I2"] + (gr**2 + 1.0) * ir,
-        b=m2 * l1 * lc2,
-        d=m2 * lc2**2 + p["I2"] + gr**2 * ir,
-        g1=(m1 * lc1 + m2 * l1) * p["gravity"],
-        g2=m2 * lc2 * p["gravity"],
-        f1=p["friction1"],
-        f2=p["friction2"],
-        l1=l1,
-        l2=p["l2"],
-        e=m2 * lc2**2 + p["I2"] - gr * ir,
-        cf1=p["coulomb1"],
-        cf2=p["coulomb2"],
+    # in ARM_VECTOR_FIELDS order: a, b, d, g1, g2, f1, f2, l1, l2, e, cf1, cf2
+    values = (
+        m1 * lc1**2 + m2 * (l1**2 + lc2**2) + p["I1"] + p["I2"] + (gr**2 + 1.0) * ir,
+        m2 * l1 * lc2,
+        m2 * lc2**2 + p["I2"] + gr**2 * ir,
+        (m1 * lc1 + m2 * l1) * p["gravity"],
+        m2 * lc2 * p["gravity"],
+        p["friction1"],
+        p["friction2"],
+        l1,
+        p["l2"],
+        m2 * lc2**2 + p["I2"] - gr * ir,
+        p["coulomb1"],
+        p["coulomb2"],
     )
+    return Arm(*iter(values))
 
 
 def draw_arm(

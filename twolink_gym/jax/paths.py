@@ -120,15 +120,12 @@ def _phasor(
     """
     theta = omega * t + phase
     cos, sin = jnp.cos(theta), jnp.sin(theta)
-    if order == 0:
-        cr, ci = amplitude, None
-    elif order == 1:
-        cr, ci = None, amplitude * omega
-    else:
-        cr, ci = amplitude * -(omega * omega), None
-    if ci is None:
-        return cr * cos, cr * sin
-    return -(ci * sin), ci * cos
+    if order == 1:  # a coefficient i A w: (0 cos - A w sin, 0 sin + A w cos)
+        ci = amplitude * omega
+        return -(ci * sin), ci * cos
+    # a real coefficient: A, or -A w² for order 2
+    cr = amplitude if order == 0 else amplitude * -(omega * omega)
+    return cr * cos, cr * sin
 
 
 def path_derivative(path: Array, t: Array, order: int) -> Array:

@@ -164,13 +164,13 @@ class TrackTwin(TaskTwin):
             preview += [point[0] - tip_x, point[1] - tip_y]
         extras = jnp.concatenate([reference, jnp.stack([ex, ey, *preview])])
         e2 = ex * ex + ey * ey
-        err = jnp.sqrt(e2)
+        err: Any = jnp.sqrt(e2)
         memory = TrackMemory(
             sum_sq=memory.sum_sq + e2,
             samples=memory.samples + 1.0,
-            max_error=jnp.maximum(memory.max_error, err),
+            max_error=jnp.maximum(memory.max_error, err),  # type: ignore[arg-type]
         )
-        rms = jnp.sqrt(memory.sum_sq / memory.samples)
+        rms: Any = jnp.sqrt(memory.sum_sq / memory.samples)
         near = gaussian(e2, options.sigma)
         coarse = gaussian(e2, options.coarse_sigma)
         ctrl = control_factor(x.a1, x.a2, options.ctrl_weight)
