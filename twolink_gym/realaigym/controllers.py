@@ -17,6 +17,12 @@ unfiltered (its nominal torque is smooth by construction), with the weights
 :data:`TVLQR_GAINS`: RealAIGym's tracking ``Q``, a third of their ``R`` (stiff
 tracking and balance, which rejects pushes), and a soft balance (ten times
 their ``R``) inside a box around the upright, which tolerates measurement delays.
+
+``realaigym_acrobot_global`` and ``realaigym_pendubot_global`` are for the v3 board
+(:mod:`twolink_gym.realaigym.v3`), where pushes leave the arm anywhere: the energy
+pumping of the PFL swing-ups, which acts on the current state only, caught by an LQR
+with :data:`GLOBAL_CATCH`'s weights that also takes over states outside its level set
+when a simulation of it on the model (``catch_horizon``) brings them in.
 """
 
 from __future__ import annotations
@@ -29,14 +35,18 @@ from numpy.typing import NDArray
 from twolink_gym.controllers import AcrobotSwingupController, PendubotSwingupController
 from twolink_gym.controllers.base import Controller
 from twolink_gym.realaigym.protocol import PolicyRunner, make_policy_env
-from twolink_gym.realaigym.trajopt import TRACKING_R, TVLQRController
+from twolink_gym.realaigym.trajopt import TRACKING_Q, TRACKING_R, TVLQRController
 
-__all__ = ["TVLQR_GAINS", "VARIANTS", "LowPassPolicy", "variant_runner"]
+__all__ = ["GLOBAL_CATCH", "TVLQR_GAINS", "VARIANTS", "LowPassPolicy", "variant_runner"]
 
 #: The TVLQR variants' weights: RealAIGym's tracking ``Q`` (:data:`~twolink_gym.realaigym.trajopt.TRACKING_Q`)
 #: with a third of its ``R``, and a balance of ``R`` ten times theirs inside the
 #: soft box (:data:`~twolink_gym.realaigym.trajopt.SOFT_BOX`).
 TVLQR_GAINS: dict[str, Any] = {"R": TRACKING_R / 3, "soft_R": 10 * TRACKING_R}
+
+#: The catch LQR of the global variants: RealAIGym's tracking ``Q`` with a third of its ``R``
+#: (the weights of the TVLQR variants' tracking and stiff balance).
+GLOBAL_CATCH: dict[str, Any] = {"Q": TRACKING_Q, "R": (TRACKING_R / 3,)}
 
 #: Named variants: ``name -> (robot, controller class, gains, alpha)`` (``alpha = 1``: no filter).
 VARIANTS: dict[str, tuple[str, type[Controller], dict[str, Any], float]] = {
@@ -70,6 +80,38 @@ VARIANTS: dict[str, tuple[str, type[Controller], dict[str, Any], float]] = {
     # the trajectory-optimised swing-up with TVLQR (twolink_gym.realaigym.trajopt)
     "realaigym_acrobot_tvlqr": ("acrobot", TVLQRController, TVLQR_GAINS, 1.0),
     "realaigym_pendubot_tvlqr": ("pendubot", TVLQRController, TVLQR_GAINS, 1.0),
+    # global swing-ups for the v3 board (twolink_gym.realaigym.v3): energy pumping from
+    # wherever a push leaves the arm, caught by the LQR of GLOBAL_CATCH with a look-ahead
+    "realaigym_pendubot_global": (
+        "pendubot",
+        PendubotSwingupController,
+        {
+            "kp": 38.174,
+            "kd": 12.7563,
+            "pump": 82.2932,
+            "pump_gain": 0.5402,
+            "catch_level": 120.0,
+            "release_level": 4500.0,
+            "catch_horizon": 0.5,
+            **GLOBAL_CATCH,
+        },
+        1.0,
+    ),
+    "realaigym_acrobot_global": (
+        "acrobot",
+        AcrobotSwingupController,
+        {
+            "kp": 39.0,
+            "kd": 3.9,
+            "pump": 300.0,
+            "pump_gain": 0.073,
+            "catch_level": 50.0,
+            "release_level": 2949.0,
+            "catch_horizon": 0.5,
+            **GLOBAL_CATCH,
+        },
+        1.0,
+    ),
 }
 
 
