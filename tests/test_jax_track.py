@@ -258,3 +258,28 @@ def test_start_on_a_given_path(x64: Any) -> None:
     starts = np.array([reset(jax.random.key(k)) for k in range(16)])
     on = [np.max(np.abs(starts - b), axis=1) <= TOL for b in branches]
     assert np.all(on[0] | on[1]) and on[0].any() and on[1].any()
+
+
+def test_float32_episode_within_tolerance() -> None:
+    """The default float32 twin follows the compiled float64 episode to 2e-4 over 50 steps."""
+    compiled = gym.make("TwoLinkTrack-v0").unwrapped
+    compiled.reset(seed=5)
+    env, params = tj.make("TwoLinkTrack-v0")
+    assert params.dt.dtype == jnp.float32
+    reset = jax.jit(lambda g, x: env.reset_env(jax.random.key(0), params, {"goal": g, "state": x}))
+    _, state = reset(jnp.asarray(compiled.goal), jnp.asarray(compiled.state))
+    step = jax.jit(env.step_env)
+    rng = np.random.default_rng(3)
+    worst = 0.0
+    for k in range(50):
+        a = rng.uniform(-1, 1, 2)
+        _, reward, _, _, info = compiled.step(a)
+        _, state, reward_j, _, info_j = step(jax.random.key(k), state, jnp.asarray(a), params)
+        worst = max(
+            worst,
+            float(np.max(np.abs(np.asarray(info_j["state"], np.float64) - info["state"]))),
+            abs(float(reward_j) - reward),
+            abs(float(info_j["rms_error"]) - info["rms_error"]),
+            float(np.max(np.abs(np.asarray(info_j["reference"], np.float64) - info["reference"]))),
+        )
+    assert worst <= 2e-4, worst
