@@ -26,7 +26,7 @@ needs_rejax = pytest.mark.skipif(
 )
 
 TINY = {
-    "env": {"task": "balance", "max_episode_steps": 20, "normalize_reward": False},
+    "env": {"task": "balance", "max_episode_steps": 20, "normalize_reward": True},
     "algo": {
         "name": "jax_ppo",
         "hyperparams": {

@@ -700,7 +700,10 @@ def train_jax(cfg: RunConfig, *, resume: bool = False, overwrite: bool = False) 
 
     program = _build_program(cfg)
     keys = jax.vmap(jax.random.PRNGKey)(jnp.asarray(seeds, dtype=jnp.uint32))
-    abstract = jax.eval_shape(program.init, keys)  # the train state's shapes
+    # the train state's shapes and dtypes as a segment returns them (rejax starts some
+    # statistics as integers that training turns into floats): the compiled segment
+    # takes and returns these, and the initial state is cast to them
+    abstract = jax.eval_shape(program.segment, jax.eval_shape(program.init, keys))
     start_steps = 0
     loaded = None
     if resume:
@@ -739,7 +742,9 @@ def train_jax(cfg: RunConfig, *, resume: bool = False, overwrite: bool = False) 
     if loaded is not None:
         state = loaded
     else:
-        state = init(keys)
+        state = jax.tree.map(
+            lambda x, a: x if x.dtype == a.dtype else x.astype(a.dtype), init(keys), abstract
+        )
         if "log_std_init" in cfg.algo.hyperparams:
             state = _with_log_std(state, float(cfg.algo.hyperparams["log_std_init"]))
 
