@@ -262,6 +262,12 @@ def test_start_on_a_given_path(x64: Any) -> None:
 
 def test_float32_episode_within_tolerance() -> None:
     """The default float32 twin follows the compiled float64 episode to 2e-4 over 50 steps."""
+    # float32 even where the module's x64 fixture is active
+    with jax.enable_x64(False):
+        _float32_episode()
+
+
+def _float32_episode() -> None:
     compiled = gym.make("TwoLinkTrack-v0").unwrapped
     compiled.reset(seed=5)
     env, params = tj.make("TwoLinkTrack-v0")
