@@ -133,7 +133,7 @@ def step_info(
             "time": result.time.copy(),
         }
         if task.goal_size:
-            info.update(task.goal_info(result.goal, result.extras.copy()))
+            info.update(task.goal_info(result.goal, result.extras))
         terms = result.terms.T.copy()  # rows of one fresh block
     else:
         info = {
@@ -144,9 +144,8 @@ def step_info(
             "time": float(result.time[row]),
         }
         if task.goal_size:
-            rows = slice(row, row + 1)
-            entries = task.goal_info(result.goal[rows], result.extras[rows].copy())
-            info.update((key, value[0]) for key, value in entries.items())
+            for key, value in task.goal_info(result.goal, result.extras).items():
+                info[key] = value[row]
         terms = result.terms[row].tolist()
     for name, j in task.reported_columns:
         info[name] = terms[j]
@@ -210,6 +209,9 @@ class Core:
         self.arrays.arms[:] = sim.arms(params, n)
         model = sim.actuator_model
         self.actuator = None if model is None else model.new_state(n)
+        # read on every step: plain attributes (the configuration is frozen)
+        self._actuator_model = model
+        self._observation_model = sim.observation_model
         self._bind()
 
     def _bind(self) -> None:
@@ -348,7 +350,7 @@ class Core:
         if actions is not None:
             self.set_command(actions)
         a = self.arrays
-        model = self.sim.actuator_model
+        model = self._actuator_model
         if model is not None:
             assert self.actuator is not None  # made with the model
             a.action[:] = model.apply(a.action, self.actuator, self.rngs, rows)
@@ -362,7 +364,10 @@ class Core:
             finally:
                 _jit.set_num_threads(previous)
         result = self._result
-        result.obs = self._observe(a.obs, self.rngs, rows)
+        if self._observation_model is None:
+            result.obs = a.obs.copy()
+        else:
+            result.obs = self._observe(a.obs, self.rngs, rows)
         return result
 
     def _observe(

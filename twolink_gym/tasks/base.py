@@ -387,7 +387,9 @@ class Task(abc.ABC):
     def goal_info(self, goal: Array, extras: Array) -> dict[str, Array]:
         """The goal's entries of ``info``, from goals ``(n, goal_size)`` and extras ``(n, e)``.
 
-        Default: ``{"target": goal}`` (a copy) if the task has a goal, else nothing.
+        Both arguments are the core's arrays, read only: return new arrays
+        (copies), each with leading axis ``n``. Default: ``{"target": goal}``
+        (a copy) if the task has a goal, else nothing.
         """
         return {"target": goal.copy()} if self.goal_size else {}
 
