@@ -55,10 +55,14 @@ def _reference(name: str) -> dict[str, NDArray[Any]]:
     return {k[len(prefix) :]: REFERENCE[k] for k in REFERENCE.files if k.startswith(prefix)}
 
 
-def compare(expected: Mapping[str, NDArray[Any]], actual: Mapping[str, NDArray[Any]]) -> list[str]:
+def compare(
+    expected: Mapping[str, NDArray[Any]],
+    actual: Mapping[str, NDArray[Any]],
+    atol: float = ATOL,
+) -> list[str]:
     """Every difference of a replay from its reference, one line each (empty: equal).
 
-    Floats must agree within ``ATOL + RTOL * |expected|`` (NaN where the
+    Floats must agree within ``atol + RTOL * |expected|`` (NaN where the
     reference has NaN); booleans and integers exactly; shapes exactly. A
     quantity of the reference missing from the replay is a difference; a new
     one is not.
@@ -75,7 +79,7 @@ def compare(expected: Mapping[str, NDArray[Any]], actual: Mapping[str, NDArray[A
             problems.append(f"{key}: shape {got.shape}, expected {want.shape}")
             continue
         if want.dtype.kind == "f":
-            close = np.isclose(got, want, rtol=RTOL, atol=ATOL, equal_nan=True)
+            close = np.isclose(got, want, rtol=RTOL, atol=atol, equal_nan=True)
             if not close.all():
                 first = np.argwhere(~close)[0]
                 row = int(first[0])
@@ -124,13 +128,29 @@ def test_registered_episode_length(env_id: str) -> None:
     env.close()
 
 
+#: Cases whose last-bit differences between processors grow along the episode:
+#: ``name -> (rows held at 1e-12, atol of the whole case)``. The track episode
+#: under random actions amplifies a last-bit difference of ``sin``/``cos`` (the
+#: reference was recorded on an Intel Xeon; on an AMD EPYC the joint state differs
+#: by 3e-14 at row 50, 8e-13 at row 100, 4e-10 at row 300 and 1.8e-7 at its last row,
+#: on the 0.8.0 code as on this one). Its first rows keep the 1e-12 bound; the rest
+#: is held at an atol a real change of the model or the task still exceeds.
+DIVERGING = {"single_track_default_length": (80, 1e-5)}
+
+
 @pytest.mark.parametrize("case", CASES, ids=[case["name"] for case in CASES])
 def test_replay_equals_reference(case: dict[str, Any]) -> None:
     if case["kwargs"].get("num_threads", 1) > _jit.max_threads():
         pytest.skip("needs NUMBA_NUM_THREADS >= 2")
     expected = _reference(case["name"])
     actual = GEN.rollout(case, expected["actions"])
-    problems = compare(expected, actual)
+    if case["name"] in DIVERGING:
+        rows, atol = DIVERGING[case["name"]]
+        head = {k: v[:rows] for k, v in expected.items()}
+        problems = compare(head, {k: np.asarray(v)[:rows] for k, v in actual.items()})
+        problems += compare(expected, actual, atol=atol)
+    else:
+        problems = compare(expected, actual)
     assert not problems, f"{case['name']} differs from 0.8.0:\n" + "\n".join(problems)
 
 
