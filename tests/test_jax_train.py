@@ -288,3 +288,46 @@ def test_sb3_training_function_refuses_a_jax_config(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="twolink train CONFIG"):
         train(config_from_dict(data, "cfg.yaml"))
     assert not any(tmp_path.iterdir())
+
+
+@needs_rejax
+def test_time_limit_bootstraps_the_value_of_the_final_observation() -> None:
+    """A truncated (not terminated) step's reward gains gamma · V(final obs); no other step's does.
+
+    Reach never terminates, so every episode of 3 steps ends by the time limit at
+    the rollout's third step. The critic is set to the constant ``c`` (zero weights,
+    output bias ``c``) and then to 0, from the same train state: the actions, the
+    twin's steps and the rewards are the same, so the rewards differ by exactly
+    ``gamma · c`` where the time limit cut the episode and by 0 elsewhere (rejax's
+    own PPO gives 0 everywhere: it reads the time limit as the end of the return).
+    """
+    import jax
+    import jax.numpy as jnp
+    from twolink_gym.training.jax_train import _build_program
+
+    data = json.loads(json.dumps(TINY))
+    data["env"] = {"task": "reach", "max_episode_steps": 3, "normalize_reward": True}
+    data["algo"]["hyperparams"].update(num_steps=6, gamma=0.9)
+    data["train"].update(n_envs=4, seeds=None, seed=0, total_timesteps=24, eval_freq=24)
+    program = _build_program(config_from_dict(data, "cfg.yaml"))
+    algo = program.algo
+    ts = algo.init_state(jax.random.PRNGKey(0))
+
+    def with_critic(value: float) -> object:
+        params = jax.tree.map(
+            lambda x: jnp.full_like(x, value) if x.shape == (1,) else jnp.zeros_like(x),
+            ts.critic_ts.params,
+        )
+        return ts.replace(critic_ts=ts.critic_ts.replace(params=params))
+
+    c = 1000.0
+    _, high = algo.collect_trajectories(with_critic(c))
+    _, zero = algo.collect_trajectories(with_critic(0.0))
+    done = np.asarray(high.done)
+    assert done.shape == (6, 4)
+    np.testing.assert_array_equal(done, np.repeat([[False], [False], [True]] * 2, 4, axis=1))
+    np.testing.assert_array_equal(np.asarray(high.action), np.asarray(zero.action))
+    expected = np.where(done, 0.9 * c, 0.0)
+    np.testing.assert_allclose(
+        np.asarray(high.reward) - np.asarray(zero.reward), expected, rtol=1e-5
+    )
