@@ -22,6 +22,7 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import twolink_gym
 from twolink_gym import ArmParams, TwoLinkEnv
+from twolink_gym.registration import task_env_id
 
 TASKS = ("reach", "balance")
 F32_EPS = float(np.finfo(np.float32).eps)
@@ -71,9 +72,10 @@ def assert_same_rollouts(r1, r2):
 @pytest.mark.parametrize("render_mode", [None, "rgb_array"])
 @pytest.mark.parametrize("task", TASKS)
 def test_gymnasium_check_env_passes_without_warnings(task, render_mode):
+    # the per-task id: TwoLink-v0 warns by design where its 200 steps are not the task's own
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        env = gym.make("TwoLink-v0", task=task, render_mode=render_mode)
+        env = gym.make(task_env_id(task), render_mode=render_mode)
         gym_check_env(env.unwrapped)
         env.close()
     assert [str(w.message) for w in caught] == []
@@ -84,7 +86,7 @@ def test_gymnasium_check_env_passes_without_warnings(task, render_mode):
 def test_sb3_check_env_passes_without_warnings(task, render_mode):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        env = gym.make("TwoLink-v0", task=task, render_mode=render_mode)
+        env = gym.make(task_env_id(task), render_mode=render_mode)
         sb3_check_env(env, warn=True)
         sb3_check_env(env.unwrapped, warn=True)
         env.close()
