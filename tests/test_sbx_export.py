@@ -185,7 +185,7 @@ def test_card_backend_is_read_from_data(tmp_path: Path) -> None:
     folder.mkdir()
     assert pretrained.backend_of(folder) == "torch"  # no card: the earlier layout
     (folder / "agent.json").write_text(json.dumps({"backend": "onnx"}))
-    with pytest.raises(ValueError, match=r"backend must be one of \['sbx', 'torch'\]"):
+    with pytest.raises(ValueError, match=r"backend must be one of \['numpy', 'sbx', 'torch'\]"):
         pretrained.backend_of(folder)
     (folder / "agent.json").write_text(json.dumps({"backend": "sbx"}))
     assert pretrained.policy_file(folder) == folder / "policy.msgpack"
