@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -37,8 +36,8 @@ from typing import Any
 import gymnasium as gym
 import jax
 import numpy as np
+from bench_speed import machine as speed_machine  # the benchmarks' folder is on sys.path
 
-import twolink_gym
 import twolink_gym.jax as tj
 
 HERE = Path(__file__).resolve().parent
@@ -135,26 +134,13 @@ def measure(make_run: Callable[[], Callable[[], Any]], repeats: int) -> dict[str
 
 # -- report ----------------------------------------------------------------------
 def machine() -> dict[str, Any]:
-    cpu = platform.processor()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    """bench_speed's machine record, with the device JAX sees and its version."""
     device = jax.devices()[0]
     return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
+        **speed_machine(),
         "jax_device": f"{device.platform}: {device.device_kind}",
         "jax_devices": len(jax.devices()),
-        "python": platform.python_version(),
         "jax": jax.__version__,
-        "numpy": np.__version__,
-        "gymnasium": gym.__version__,
-        "twolink_gym": getattr(twolink_gym, "__version__", "?"),
     }
 
 

@@ -354,23 +354,9 @@ def test_resume_hint_continues_the_run_with_its_overrides(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from stable_baselines3 import PPO
-    from stable_baselines3.common.callbacks import BaseCallback
+    from test_training import interrupt_first_learn
 
-    state = {"armed": True}
-
-    class Interrupt(BaseCallback):  # Ctrl-C after the first rollout
-        def _on_step(self) -> bool:
-            if state["armed"] and self.num_timesteps >= 64:
-                state["armed"] = False
-                raise KeyboardInterrupt
-            return True
-
-    original = PPO.learn
-
-    def learn(self, total_timesteps, callback=None, **kwargs):  # type: ignore[no-untyped-def]
-        return original(self, total_timesteps, callback=[callback, Interrupt()], **kwargs)
-
-    monkeypatch.setattr(PPO, "learn", learn)
+    interrupt_first_learn(monkeypatch, PPO, at=64)  # Ctrl-C after the first rollout
     path = training_config(tmp_path, total_timesteps=256)
     assert main(["train", str(path), "--set", "train.run_name=ctrlc"]) == 130
     out = capsys.readouterr().out
