@@ -27,7 +27,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 from twolink_gym.training.config import EvalConfig
 from twolink_gym.training.evaluate import (
-    DISTANCE_UNIT,
     EpisodeSet,
     Rollouts,
     evaluate_policies,
@@ -125,7 +124,7 @@ def markdown_table(results: Sequence[Rollouts], task: str) -> str:
     if TASKS[task].success_over_episode:
         middle = _TRACKING
     else:
-        unit = DISTANCE_UNIT.get(task, "")
+        unit = TASKS[task].distance_unit
         middle = (
             (
                 f"final distance median / p90 [{unit}]",
@@ -196,7 +195,7 @@ def plot_distributions(
     fig, axes = plt.subplots(1, 3, figsize=(14, 4))
     panels = [
         (
-            "final distance [" + DISTANCE_UNIT.get(task, "") + "]",
+            "final distance [" + TASKS[task].distance_unit + "]",
             [r.final_distance for r in results],
         ),
         ("episode return", [r.returns for r in results]),
@@ -262,7 +261,7 @@ def trajectory_figure(
         axes[0].set_yscale("log")
     axes[0].set(
         xlabel="time [s]",
-        ylabel=f"distance [{DISTANCE_UNIT.get(task, '')}]",
+        ylabel=f"distance [{TASKS[task].distance_unit}]",
         title=f"episode {episode}: distance to goal",
     )
     for joint, name in ((0, "base (joint 1)"), (1, "elbow (joint 2)")):

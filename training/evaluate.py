@@ -65,11 +65,10 @@ from twolink_gym.training.policies import LoadedPolicy, applicable_controllers, 
 from twolink_gym.training.stats import wilson_interval
 
 from twolink_gym.env import TwoLinkEnv
-from twolink_gym.tasks import TASKS, Task
+from twolink_gym.tasks import Task
 from twolink_gym.vector_env import TwoLinkVectorEnv
 
 __all__ = [
-    "DISTANCE_UNIT",
     "EpisodeSet",
     "Rollouts",
     "draw_episodes",
@@ -84,9 +83,6 @@ __all__ = [
 
 Array = NDArray[np.float64]
 
-#: The unit of each registered task's distance (for tables and plots), as each
-#: task declares it (:attr:`Task.distance_unit`).
-DISTANCE_UNIT = {name: cls.distance_unit for name, cls in TASKS.items()}
 #: Goals longer than this (a track episode's reference table, 6317 numbers) are not
 #: written to ``episodes.csv`` and ``episode_set.npz``; the set's seed is, and
 #: :func:`draw_episodes` draws the same episodes again from it.

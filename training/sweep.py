@@ -37,7 +37,6 @@ from typing import Any
 import numpy as np
 from twolink_gym.training.config import RunConfig, config_from_dict
 from twolink_gym.training.evaluate import (
-    DISTANCE_UNIT,
     Rollouts,
     evaluate_policies,
     format_value,
@@ -50,6 +49,8 @@ from twolink_gym.training.stats import (
     seed_statistics,
     two_level_bootstrap,
 )
+
+from twolink_gym.tasks import TASKS
 
 __all__ = [
     "SweepResult",
@@ -350,6 +351,11 @@ def _group_label(cfg: RunConfig) -> str:
     return f"{cfg.algo.name} ({cfg.train.run_name or cfg.default_group})"
 
 
+def _distance_unit(task: str) -> str:
+    """The unit a registered task declares for its distance (``""`` for another name)."""
+    return TASKS[task].distance_unit if task in TASKS else ""
+
+
 def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.0f}%"
 
@@ -366,7 +372,6 @@ def format_sweep_table(summaries: Sequence[dict[str, Any]]) -> str:
     summaries : sequence of dict
         The ``sweep.json`` contents of each sweep.
     """
-    unit = DISTANCE_UNIT
     lines = [
         "| agent | task | seeds | success per seed | mean [95% CI] | seeds + episodes 95% CI | "
         "worst seed | final distance median (per seed) | training time per seed |",
@@ -383,7 +388,7 @@ def format_sweep_table(summaries: Sequence[dict[str, Any]]) -> str:
         lines.append(
             f"| {s['label']} | {s['task']} | {len(succ['seeds'])} | "
             f"{per} | {_pct(succ['mean'])} [{_pct(succ['ci_low'])}, {_pct(succ['ci_high'])}] | "
-            f"{both_cell} | {_pct(succ['worst'])} | {dists} {unit.get(s['task'], '')} | {time} |"
+            f"{both_cell} | {_pct(succ['worst'])} | {dists} {_distance_unit(s['task'])} | {time} |"
         )
     return "\n".join(lines) + "\n"
 
