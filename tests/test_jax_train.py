@@ -113,13 +113,14 @@ def test_numpy_forward_pass_equals_rejax_network(trained: Path) -> None:
     import jax.numpy as jnp
     from twolink_gym.training.config import load_config
     from twolink_gym.training.jax_export import NumpyPolicy
-    from twolink_gym.training.jax_train import _build_program, _load_states, seed_config
+    from twolink_gym.training.jax_program import build_program
+    from twolink_gym.training.jax_run_folders import load_states, seed_config
 
     cfg = load_config(trained)
-    program = _build_program(cfg)
+    program = build_program(cfg)
     keys = jax.vmap(jax.random.PRNGKey)(jnp.asarray([3, 5], dtype=jnp.uint32))
     dirs = [seed_config(cfg, s).run_dir for s in (3, 5)]
-    state, steps = _load_states(program.init(keys), dirs)
+    state, steps = load_states(program.init(keys), dirs)
     assert steps == 256
     rng = np.random.default_rng(0)
     obs = rng.normal(0.0, 2.0, size=(64, 6)).astype(np.float32)
@@ -217,7 +218,7 @@ def test_existing_runs_are_not_overwritten(trained: Path) -> None:
 def test_hyperparameter_table_is_rejax_ppo() -> None:
     """The table read without rejax lists rejax's PPO fields (less the reserved) and ours."""
     import rejax
-    from twolink_gym.training.jax_train import (
+    from twolink_gym.training.jax_hyperparams import (
         HYPERPARAMETERS,
         INITIAL_STATE_KEYS,
         RESERVED,
@@ -303,13 +304,13 @@ def test_time_limit_bootstraps_the_value_of_the_final_observation() -> None:
     """
     import jax
     import jax.numpy as jnp
-    from twolink_gym.training.jax_train import _build_program
+    from twolink_gym.training.jax_program import build_program
 
     data = json.loads(json.dumps(TINY))
     data["env"] = {"task": "reach", "max_episode_steps": 3, "normalize_reward": True}
     data["algo"]["hyperparams"].update(num_steps=6, gamma=0.9)
     data["train"].update(n_envs=4, seeds=None, seed=0, total_timesteps=24, eval_freq=24)
-    program = _build_program(config_from_dict(data, "cfg.yaml"))
+    program = build_program(config_from_dict(data, "cfg.yaml"))
     algo = program.algo
     ts = algo.init_state(jax.random.PRNGKey(0))
 

@@ -174,7 +174,7 @@ def check_hyperparams(name: str, hyperparams: Mapping[str, Any]) -> None:
         For an ``sbx_*`` or ``jax_*`` algorithm without JAX: its signature cannot be read.
     """
     if is_rejax(name):
-        from twolink_gym.training.jax_train import check_rejax_hyperparams
+        from twolink_gym.training.jax_hyperparams import check_rejax_hyperparams
 
         check_rejax_hyperparams(name, hyperparams)
         return

@@ -26,8 +26,9 @@ the clipped mean). The observations are the env's raw ones: the statistics are
 the training run's running mean and variance of the observations
 (``NormalizeObservationsMixin``), frozen at the moment of saving.
 
-This module imports numpy alone; :mod:`~twolink_gym.training.jax_train`
-writes the file from a rejax train state.
+This module imports numpy alone: :func:`export_policy` builds the policy from
+a rejax actor's parameters (given as numpy arrays), and
+:mod:`~twolink_gym.training.jax_train` writes it from each seed's train state.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["ACTIVATIONS", "JAX_POLICY_FILE", "OUTPUTS", "NumpyPolicy"]
+__all__ = ["ACTIVATIONS", "JAX_POLICY_FILE", "OUTPUTS", "NumpyPolicy", "export_policy"]
 
 #: The policy file of an agent trained with a ``jax_*`` algorithm.
 JAX_POLICY_FILE = "policy.npz"
@@ -181,3 +182,49 @@ class NumpyPolicy:
     ) -> tuple[FloatArray, Any]:
         """SB3's ``predict``: the deterministic action (``deterministic`` is ignored) and ``state``."""
         return self.action(observation), state
+
+
+def _dense_layers(params: Mapping[str, Any]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The (kernel, bias) pairs of a rejax ``GaussianPolicy``'s parameters, input to output."""
+    p = params["params"]
+    features = p["features"]
+    names = sorted(features, key=lambda k: int(k.split("_")[-1]))
+    layers = [(np.asarray(features[n]["kernel"]), np.asarray(features[n]["bias"])) for n in names]
+    layers.append((np.asarray(p["action_mean"]["kernel"]), np.asarray(p["action_mean"]["bias"])))
+    return layers
+
+
+def export_policy(
+    actor_params: Mapping[str, Any],
+    activation: str,
+    action_low: Any,
+    action_high: Any,
+    obs_rms: tuple[Any, Any] | None,
+) -> NumpyPolicy:
+    """The numpy policy of one seed's trained rejax PPO actor.
+
+    Parameters
+    ----------
+    actor_params : mapping
+        ``train_state.actor_ts.params`` of one seed (JAX or numpy arrays).
+    activation : str
+        ``agent_kwargs.activation`` (a key of :data:`~twolink_gym.training.jax_export.ACTIVATIONS`).
+    action_low, action_high : array
+        The action space's bounds ``(action_dim,)``.
+    obs_rms : (mean, var) or None
+        ``train_state.obs_rms_state``'s mean and variance ``(obs_dim,)`` if the
+        observations were normalised.
+    """
+    arrays: dict[str, Any] = {}
+    for i, (k, b) in enumerate(_dense_layers(actor_params)):
+        arrays[f"kernel_{i}"], arrays[f"bias_{i}"] = k, b
+    arrays["activation"] = activation
+    arrays["output"] = "clip"
+    dim = arrays[f"bias_{i}"].shape[0]
+    arrays["action_low"] = np.broadcast_to(np.asarray(action_low, np.float32), (dim,))
+    arrays["action_high"] = np.broadcast_to(np.asarray(action_high, np.float32), (dim,))
+    if obs_rms is not None:
+        arrays["obs_mean"] = np.asarray(obs_rms[0], np.float32)
+        arrays["obs_var"] = np.asarray(obs_rms[1], np.float32)
+        arrays["obs_epsilon"] = np.float32(1e-8)  # rejax's NormalizeObservationsMixin
+    return NumpyPolicy(arrays, "rejax train state")

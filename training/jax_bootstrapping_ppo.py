@@ -1,0 +1,85 @@
+"""rejax's PPO with the value of an episode cut by the time limit bootstrapped (``jax_ppo``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["bootstrapping_ppo"]
+
+
+def bootstrapping_ppo(cls: Any) -> Any:
+    """A subclass of rejax's ``PPO`` that bootstraps the value of an episode cut by the time limit.
+
+    rejax's PPO reads the twin's ``done`` (``terminated | truncated``) as the end
+    of the return, so an episode stopped by ``max_episode_steps`` counts as one
+    that ended, and its last states are learned as worth nothing after it (for
+    reach, which never terminates, every episode). This subclass collects the
+    rollout as rejax does, but steps the twin without its auto-reset first
+    (:meth:`~twolink_gym.jax.env.TwoLinkJaxEnv.step_env`, then
+    ``reset_env``, selected by ``done``: the order of the twin's ``step``), and on a
+    truncated, not terminated step adds ``gamma · V(s_T)`` of the step's own final
+    observation to the (normalised) reward, as SB3's PPO does with
+    ``TimeLimit.truncated``. Other classes are returned unchanged.
+    """
+    import jax
+    import jax.numpy as jnp
+    from rejax.algos.ppo import PPO, Trajectory
+
+    if not issubclass(cls, PPO):
+        return cls
+
+    class BootstrappingPPO(cls):  # type: ignore[misc, valid-type]
+        def collect_trajectories(self, ts: Any) -> tuple[Any, Any]:
+            twin = self.env
+
+            def twin_step(key: Any, state: Any, action: Any, params: Any) -> tuple[Any, ...]:
+                key_step, key_reset = jax.random.split(key)
+                obs, state_st, reward, done, info = twin.step_env(key_step, state, action, params)
+                obs_re, state_re = twin.reset_env(key_reset, params)
+                state = jax.tree.map(lambda r, s: jnp.where(done, r, s), state_re, state_st)
+                cut = jnp.logical_and(info["truncated"], jnp.logical_not(info["terminated"]))
+                return jnp.where(done, obs_re, obs), state, reward, done, obs, cut
+
+            vmap_step = jax.vmap(twin_step, in_axes=(0, 0, 0, None))
+
+            def env_step(ts: Any, unused: Any) -> tuple[Any, Any]:
+                rng, new_rng = jax.random.split(ts.rng)
+                ts = ts.replace(rng=rng)
+                rng_steps, rng_action = jax.random.split(new_rng, 2)
+                rng_steps = jax.random.split(rng_steps, self.num_envs)
+                action_raw, log_prob = self.actor.apply(
+                    ts.actor_ts.params, ts.last_obs, rng_action, method="action_log_prob"
+                )
+                value = self.critic.apply(ts.critic_ts.params, ts.last_obs)
+                space = self.env.action_space(self.env_params)
+                action = jnp.clip(action_raw, space.low, space.high)
+                next_obs, env_state, reward, done, final_obs, cut = vmap_step(
+                    rng_steps, ts.env_state, action, self.env_params
+                )
+                if self.normalize_observations:  # rejax's FloatObsWrapper casts the same way
+                    next_obs, final_obs = next_obs.astype(float), final_obs.astype(float)
+                    obs_rms_state, next_obs = self.update_and_normalize_obs(
+                        ts.obs_rms_state, next_obs
+                    )
+                    ts = ts.replace(obs_rms_state=obs_rms_state)
+                    final_obs = self.normalize_obs(obs_rms_state, final_obs)
+                if self.normalize_rewards:
+                    rew_rms_state, reward = self.update_and_normalize_rew(
+                        ts.rew_rms_state, reward, done
+                    )
+                    ts = ts.replace(rew_rms_state=rew_rms_state)
+                final_value = self.critic.apply(ts.critic_ts.params, final_obs)
+                reward = reward + jnp.where(cut, self.gamma * final_value, 0.0)
+                transition = Trajectory(ts.last_obs, action_raw, log_prob, reward, value, done)
+                ts = ts.replace(
+                    env_state=env_state,
+                    last_obs=next_obs,
+                    last_done=done,
+                    global_step=ts.global_step + self.num_envs,
+                )
+                return ts, transition
+
+            return jax.lax.scan(env_step, ts, None, self.num_steps)
+
+    BootstrappingPPO.__name__ = BootstrappingPPO.__qualname__ = f"Bootstrapping{cls.__name__}"
+    return BootstrappingPPO

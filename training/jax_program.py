@@ -1,0 +1,195 @@
+"""The compiled program of a ``jax_*`` config: the rejax algorithm on the twin, vmapped over seeds.
+
+:func:`build_program` builds, from a config, the JAX twin of its training env
+and of its evaluation env (:data:`make_env`), the rejax algorithm on the
+training twin, and three functions jitted and ``jax.vmap``-ed over a leading
+axis of seeds: ``init`` (keys → train states), ``segment`` (train states →
+train states after a segment of whole iterations) and ``evaluate`` (train
+states, keys → returns, lengths and successes of deterministic episodes on
+the evaluation twin). :func:`compile_program` compiles the three side by side.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from twolink_gym.training.algorithms import JAX_INSTALL_HINT, BackendNotInstalledError
+from twolink_gym.training.config import RunConfig
+from twolink_gym.training.jax_bootstrapping_ppo import bootstrapping_ppo
+from twolink_gym.training.jax_hyperparams import INITIAL_STATE_KEYS, rejax_class
+
+__all__ = ["Program", "build_program", "compile_program", "make_env", "with_log_std"]
+
+
+def _make_env(env_cfg: Any) -> tuple[Any, Any]:
+    """The JAX twin (env, params) of an ``env:`` section."""
+    try:
+        import twolink_gym.jax as tj
+    except ImportError as exc:
+        raise BackendNotInstalledError(
+            f"the jax_* algorithms train on twolink_gym.jax, which needs JAX ({exc}); "
+            f"install it with: {JAX_INSTALL_HINT}"
+        ) from exc
+    from twolink_gym.training.envs import env_id_for
+
+    from twolink_gym.env import TwoLinkEnv
+
+    kwargs = env_cfg.make_kwargs()
+    steps = env_cfg.max_episode_steps
+    if steps is None:  # the task's own length at the config's dt, as the compiled env counts it
+        probe = TwoLinkEnv(**kwargs)
+        steps = probe.default_max_episode_steps
+        probe.close()
+    return tj.make(env_id_for(env_cfg.task, env_cfg.actuation), max_episode_steps=steps, **kwargs)
+
+
+#: Builds (env, params) from an ``env:`` section; tests may replace it.
+make_env: Callable[[Any], tuple[Any, Any]] = _make_env
+
+
+@dataclasses.dataclass
+class Program:
+    """The compiled pieces of one config's training (all vmapped over seeds)."""
+
+    algo: Any
+    init: Any  # jitted: (keys) -> state
+    segment: Any  # jitted: (state) -> state
+    evaluate: Any  # jitted: (state, keys) -> (returns, lengths, successes)
+    iterations: int
+    segment_steps: int
+    activation: str
+    action_low: np.ndarray
+    action_high: np.ndarray
+
+
+def build_program(cfg: RunConfig) -> Program:
+    """The rejax algorithm on the twin of ``cfg``, and its jitted segment and evaluation."""
+    import jax
+    import jax.numpy as jnp
+
+    unsupported = {
+        "env.frame_stack": cfg.env.frame_stack != 1,
+        "env.goal_observation": cfg.env.goal_observation,
+    }
+    for key, used in unsupported.items():
+        if used:
+            raise ValueError(
+                f"{cfg.source}: {key} is not available to the jax_* algorithms "
+                "(the twin's agent acts on the flat observation); use an SB3 algorithm"
+            )
+    cls = bootstrapping_ppo(rejax_class(cfg.algo.name))
+    env, params = make_env(cfg.env.for_training())
+    eval_env, eval_params = make_env(cfg.env)
+    hp = {k: v for k, v in cfg.algo.hyperparams.items() if k not in INITIAL_STATE_KEYS}
+    agent_kwargs = dict(hp.pop("agent_kwargs", {}))
+    activation = str(agent_kwargs.get("activation", "swish"))
+    agent_kwargs["activation"] = activation
+    tc = cfg.train
+    num_steps = int(hp.get("num_steps", 64))
+    minibatches = int(hp.get("num_minibatches", 16))
+    iteration = tc.n_envs * num_steps
+    if iteration % minibatches:
+        raise ValueError(
+            f"{cfg.source}: train.n_envs x algo.hyperparams.num_steps = {tc.n_envs} x "
+            f"{num_steps} = {iteration} steps per iteration is not divisible by "
+            f"algo.hyperparams.num_minibatches = {minibatches}"
+        )
+    every = tc.eval_freq or max(tc.total_timesteps // 20, 1)
+    iterations = max(1, math.ceil(every / iteration))
+    algo = cls.create(
+        env=env,
+        env_params=params,
+        num_envs=tc.n_envs,
+        total_timesteps=iterations * iteration,
+        eval_freq=iterations * iteration,
+        skip_initial_evaluation=True,
+        normalize_observations=cfg.env.normalize_obs,
+        normalize_rewards=cfg.env.normalize_reward,
+        agent_kwargs=agent_kwargs,
+        **hp,
+    )
+    space = env.action_space(params)
+    low = np.asarray(space.low, np.float32)
+    high = np.asarray(space.high, np.float32)
+    normalize = cfg.env.normalize_obs
+    episodes = tc.eval_episodes
+    max_steps = int(eval_params.max_steps_in_episode)
+
+    def act(ts: Any, obs: Any) -> Any:
+        if normalize:
+            obs = algo.normalize_obs(ts.obs_rms_state, obs)
+        mean = algo.actor.apply(
+            ts.actor_ts.params, obs, method=lambda m, o: m.action_mean(m.features(o))
+        )
+        return jnp.clip(mean, low, high)
+
+    def evaluate(ts: Any, key: Any) -> tuple[Any, Any, Any]:
+        reset_keys = jax.random.split(key, episodes)
+        obs, state = jax.vmap(eval_env.reset, in_axes=(0, None))(reset_keys, eval_params)
+        zeros = jnp.zeros(episodes)
+
+        def step(carry: Any, k: Any) -> tuple[Any, None]:
+            obs, state, done, ret, length, success = carry
+            action = act(ts, obs)
+            keys = jax.random.split(k, episodes)
+            obs, state, reward, finished, info = jax.vmap(eval_env.step, in_axes=(0, 0, 0, None))(
+                keys, state, action, eval_params
+            )
+            live = jnp.logical_not(done)
+            ret = ret + jnp.where(live, reward, 0.0)
+            length = length + live
+            ends = jnp.logical_and(live, finished)
+            flag = info["is_success"] if "is_success" in info else jnp.full(episodes, jnp.nan)
+            success = jnp.where(ends, flag.astype(success.dtype), success)
+            return (obs, state, jnp.logical_or(done, finished), ret, length, success), None
+
+        init = (obs, state, jnp.zeros(episodes, bool), zeros, zeros, zeros)
+        carry, _ = jax.lax.scan(step, init, jax.random.split(key, max_steps))
+        return carry[3], carry[4], carry[5]
+
+    def segment(ts: Any) -> Any:
+        return jax.lax.fori_loop(0, iterations, lambda _, t: algo.train_iteration(t), ts)
+
+    return Program(
+        algo=algo,
+        init=jax.jit(jax.vmap(algo.init_state)),
+        segment=jax.jit(jax.vmap(segment)),
+        evaluate=jax.jit(jax.vmap(evaluate)),
+        iterations=iterations,
+        segment_steps=iterations * iteration,
+        activation=activation,
+        action_low=low,
+        action_high=high,
+    )
+
+
+def compile_program(
+    program: Program, abstract: Any, keys: Any, evaluation: bool
+) -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any] | None]:
+    """The compiled init, segment and evaluation, compiled side by side (XLA frees the GIL)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        init = pool.submit(lambda: program.init.lower(keys).compile())
+        segment = pool.submit(lambda: program.segment.lower(abstract).compile())
+        evaluate = (
+            pool.submit(lambda: program.evaluate.lower(abstract, keys).compile())
+            if evaluation
+            else None
+        )
+        return init.result(), segment.result(), evaluate.result() if evaluate else None
+
+
+def with_log_std(state: Any, value: float) -> Any:
+    """``state`` with the Gaussian policy's ``action_log_std`` set to ``value`` everywhere."""
+    import jax.numpy as jnp
+
+    params = state.actor_ts.params
+    inner = dict(params["params"])
+    inner["action_log_std"] = jnp.full_like(inner["action_log_std"], value)
+    actor_ts = state.actor_ts.replace(params={**params, "params": inner})
+    return state.replace(actor_ts=actor_ts)

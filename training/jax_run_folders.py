@@ -1,0 +1,275 @@
+"""The run folders of a ``jax_*`` training: one per seed, its resume state, policy and time log.
+
+Each seed gets a run folder in the layout of SB3 runs::
+
+    config.yaml          the config of that seed alone (train.seed: S, train.seeds: null)
+    policy.npz           the agent as a numpy forward pass (jax_export)
+    agent.json           its card (backend "numpy"; success null until exported)
+    train_state.npz      the rejax train state of the last segment (for --resume)
+    eval/evaluations.npz periodic evaluations (timesteps, results, ep_lengths, successes)
+    eval/time_log.csv    each periodic evaluation with its cumulative wall times
+    best/                the policy of the best periodic evaluation (train.save_best)
+    tb/run_1/            TensorBoard scalars
+    train_summary.json   timesteps, wall time (compile included), compile time, machine
+
+A train state is saved as its leaves (``jax.tree.leaves``) of one seed, in
+order, with the step count; :func:`load_states` stacks the seeds' leaves back
+into the tree of a template state.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+from twolink_gym.training.config import RunConfig
+from twolink_gym.training.jax_export import JAX_POLICY_FILE, NumpyPolicy
+
+from twolink_gym.pretrained import BACKEND_KEY, CARD_FILE
+
+__all__ = [
+    "JAX_ARTIFACTS",
+    "STATE_FILE",
+    "TimeLog",
+    "best_row",
+    "check_folders",
+    "clear_run",
+    "load_states",
+    "rank",
+    "save_best",
+    "save_state",
+    "seed_config",
+    "seed_leaves",
+    "seeds_of",
+    "write_policy",
+]
+
+#: The rejax train state of one seed after the last segment (``--resume``).
+STATE_FILE = "train_state.npz"
+
+#: What a ``jax_*`` training writes into a run folder: what ``--overwrite`` replaces.
+JAX_ARTIFACTS = (
+    "config.yaml",
+    JAX_POLICY_FILE,
+    CARD_FILE,
+    STATE_FILE,
+    "train_summary.json",
+    "eval",
+    "best",
+    "tb",
+    "compare",
+    "evaluation",
+    "robustness",
+)
+
+
+def seed_config(cfg: RunConfig, seed: int) -> RunConfig:
+    """The config of seed ``seed`` alone: ``train.seed`` set, ``train.seeds`` cleared.
+
+    Its :attr:`~RunConfig.run_dir` is that seed's run folder (``train.run_name``
+    with ``_s<seed>`` added when it names the folder of several seeds).
+    """
+    tc = cfg.train
+    name = tc.run_name
+    if name is not None and len(seeds_of(cfg)) > 1:
+        name = f"{name}_s{seed}"
+    train = dataclasses.replace(tc, seed=seed, seeds=None, run_name=name)
+    return dataclasses.replace(cfg, train=train)
+
+
+def seeds_of(cfg: RunConfig) -> list[int]:
+    """The seeds of ``cfg``: ``train.seeds``, or ``[train.seed]`` when it is not set."""
+    return list(cfg.train.seeds) if cfg.train.seeds else [cfg.train.seed]
+
+
+def seed_leaves(ts: Any, i: int) -> list[np.ndarray]:
+    """The leaves of seed ``i`` of the stacked train states ``ts``, as numpy arrays."""
+    import jax
+
+    return [np.asarray(leaf[i]) for leaf in jax.tree.leaves(ts)]
+
+
+def save_state(path: Path, leaves: Sequence[np.ndarray], steps: int) -> None:
+    """Write one seed's train state ``leaves`` and its step count to ``path`` (atomically)."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        arrays: dict[str, Any] = {f"leaf_{j}": v for j, v in enumerate(leaves)}
+        np.savez(f, steps=np.int64(steps), **arrays)
+    tmp.replace(path)
+
+
+def load_states(template: Any, run_dirs: Sequence[Path]) -> tuple[Any, int]:
+    """The stacked train states saved in ``run_dirs`` and their common step count."""
+    import jax
+    import jax.numpy as jnp
+
+    leaves, treedef = jax.tree.flatten(template)
+    stacked: list[list[np.ndarray]] = [[] for _ in leaves]
+    steps = set()
+    for run_dir in run_dirs:
+        path = run_dir / STATE_FILE
+        if not path.is_file():
+            raise FileNotFoundError(f"--resume: {path} is missing (no segment of it was saved)")
+        with np.load(path) as data:
+            steps.add(int(data["steps"]))
+            count = sum(1 for k in data.files if k.startswith("leaf_"))
+            if count != len(leaves):
+                raise ValueError(
+                    f"--resume: {path} holds {count} arrays, this config's train state "
+                    f"{len(leaves)}: it was trained with other settings"
+                )
+            for j, leaf in enumerate(leaves):
+                value = data[f"leaf_{j}"]
+                if value.shape != leaf.shape[1:]:
+                    raise ValueError(
+                        f"--resume: {path} array {j} has shape {value.shape}, this config's "
+                        f"train state {leaf.shape[1:]}: it was trained with other settings"
+                    )
+                stacked[j].append(value)
+    if len(steps) != 1:
+        raise ValueError(
+            f"--resume: the seeds' run folders stopped at different steps {sorted(steps)}"
+        )
+    state = jax.tree.unflatten(treedef, [jnp.asarray(np.stack(v)) for v in stacked])
+    return state, steps.pop()
+
+
+def write_policy(folder: Path, policy: NumpyPolicy, cfg: RunConfig) -> None:
+    """``policy.npz``, ``config.yaml`` and a card (backend numpy, success null) in ``folder``."""
+    from twolink_gym.training.export import agent_card
+
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / (JAX_POLICY_FILE + ".tmp")
+    policy.save(tmp)
+    tmp.replace(folder / JAX_POLICY_FILE)
+    (folder / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+    card = {**agent_card(folder.name, cfg, None).to_dict(), BACKEND_KEY: "numpy"}
+    (folder / CARD_FILE).write_text(json.dumps(card, indent=2) + "\n")
+
+
+def clear_run(run_dir: Path) -> None:
+    """Remove what a ``jax_*`` training wrote into ``run_dir`` (:data:`JAX_ARTIFACTS`)."""
+    for name in JAX_ARTIFACTS:
+        path = run_dir / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        elif path.exists() or path.is_symlink():
+            path.unlink()
+
+
+def check_folders(run_dirs: Sequence[Path], resume: bool, overwrite: bool) -> bool:
+    """Refuse to overwrite a run unless asked; return whether to clear the folders."""
+    if resume:
+        return False
+    taken = [d for d in run_dirs if any((d / n).exists() for n in JAX_ARTIFACTS)]
+    if not taken:
+        return False
+    if overwrite:
+        return True
+    from twolink_gym.training.train import RunExistsError
+
+    raise RunExistsError(
+        f"run folder(s) {[str(d) for d in taken]} already exist. To keep them, train into "
+        "other folders with --set train.run_name=NEW_NAME (or other train.seeds); to continue "
+        "them, use --resume; to replace them, pass --overwrite"
+    )
+
+
+class TimeLog:
+    """One seed's periodic evaluations: ``eval/time_log.csv``, ``evaluations.npz``, TensorBoard."""
+
+    def __init__(self, run_dir: Path, resume_at: int | None) -> None:
+        from twolink_gym.training.train import TIME_LOG_COLUMNS, read_time_log
+
+        self.run_dir = run_dir
+        self.columns = TIME_LOG_COLUMNS
+        self.rows: list[dict[str, float]] = []
+        self.npz: dict[str, list[Any]] = {
+            "timesteps": [],
+            "results": [],
+            "ep_lengths": [],
+            "successes": [],
+        }
+        if resume_at is not None:
+            log = read_time_log(run_dir)
+            if log is not None:
+                for i in np.flatnonzero(log["timesteps"] <= resume_at):
+                    row = {k: log[k][i].item() for k in TIME_LOG_COLUMNS}
+                    row["timesteps"], row["episodes"] = int(row["timesteps"]), int(row["episodes"])
+                    self.rows.append(row)
+            old = run_dir / "eval" / "evaluations.npz"
+            if old.is_file():
+                with np.load(old) as data:
+                    keep = data["timesteps"] <= resume_at
+                    for k in self.npz:
+                        self.npz[k] = list(data[k][keep])
+        (run_dir / "eval").mkdir(parents=True, exist_ok=True)
+        self._writer: Any = None
+
+    def offsets(self) -> tuple[float, float]:
+        """The cumulative train and evaluation times (s) of the last row kept, or zeros."""
+        if not self.rows:
+            return 0.0, 0.0
+        return float(self.rows[-1]["train_time_s"]), float(self.rows[-1]["eval_time_s"])
+
+    def add(self, row: dict[str, float], returns: Any, lengths: Any, successes: Any) -> None:
+        """Append a periodic evaluation: its time-log ``row`` and its per-episode arrays."""
+        from torch.utils.tensorboard import SummaryWriter
+
+        self.rows.append(row)
+        lines = [",".join(self.columns)]
+        lines += [",".join(str(r[k]) for k in self.columns) for r in self.rows]
+        (self.run_dir / "eval" / "time_log.csv").write_text("\n".join(lines) + "\n")
+        for key, value in zip(
+            self.npz, (row["timesteps"], returns, lengths, successes), strict=True
+        ):
+            self.npz[key].append(np.asarray(value))
+        with open(self.run_dir / "eval" / "evaluations.npz", "wb") as f:
+            arrays: dict[str, Any] = {k: np.asarray(v) for k, v in self.npz.items()}
+            np.savez(f, **arrays)
+        if self._writer is None:
+            self._writer = SummaryWriter(str(self.run_dir / "tb" / "run_1"))
+        step = int(row["timesteps"])
+        self._writer.add_scalar("eval/mean_reward", row["mean_return"], step)
+        if not math.isnan(row["success_rate"]):
+            self._writer.add_scalar("eval/success_rate", row["success_rate"], step)
+        self._writer.add_scalar("time/wall_time_s", row["wall_time_s"], step)
+        self._writer.flush()
+
+    def close(self) -> None:
+        """Close the TensorBoard writer."""
+        if self._writer is not None:
+            self._writer.close()
+
+
+def rank(row: Mapping[str, float]) -> tuple[float, float]:
+    """The order of periodic evaluations for ``best/``: success rate, then mean return."""
+    success = row["success_rate"]
+    return (-math.inf if math.isnan(success) else success, row["mean_return"])
+
+
+def best_row(run_dir: Path) -> dict[str, float] | None:
+    """The time-log row of the policy saved in ``run_dir/best`` (None if there is none)."""
+    from twolink_gym.training.train import read_best_selection
+
+    return read_best_selection(run_dir)
+
+
+def save_best(cfg: RunConfig, policy: NumpyPolicy, row: Mapping[str, float]) -> None:
+    """Replace ``best/`` of ``cfg``'s run folder by ``policy`` and its evaluation ``row``."""
+    best = cfg.run_dir / "best"
+    tmp = best.with_name("best.tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    write_policy(tmp, policy, cfg)
+    (tmp / "selection.json").write_text(json.dumps(dict(row), indent=2) + "\n")
+    if best.exists():
+        shutil.rmtree(best)
+    tmp.rename(best)
