@@ -193,15 +193,54 @@ def test_resume_continues_every_seed_exactly(trained: Path, tmp_path: Path) -> N
     with np.load(run / "train_state.npz") as data:
         assert int(data["steps"]) == 384
 
+    # without a config: one seed's folder (a copy, elsewhere) continues its whole group there
+    bare = tmp_path / "bare"
+    shutil.copytree(trained.parent / "runs", bare / "runs")
+    one = bare / "runs" / "balance_jax_ppo_s5"
+    assert main(["train", "--resume", str(one), "--set", "train.total_timesteps=384"]) == 0
+    for seed in (3, 5):
+        with np.load(bare / "runs" / f"balance_jax_ppo_s{seed}" / "train_state.npz") as data:
+            assert int(data["steps"]) == 384 and list(data["seeds"]) == [3, 5]
+        with np.load(trained.parent / "runs" / f"balance_jax_ppo_s{seed}/train_state.npz") as d:
+            assert int(d["steps"]) == 256  # the original runs are left as they were
+
     straight = tmp_path / "straight"
     straight.mkdir()
     assert main(["train", str(_write_config(straight, total_timesteps=384))]) == 0
     for seed in (3, 5):
         name = f"balance_jax_ppo_s{seed}/policy.npz"
-        with np.load(resumed / "runs" / name) as a, np.load(straight / "runs" / name) as b:
-            assert sorted(a.files) == sorted(b.files)
-            for key in a.files:
-                np.testing.assert_array_equal(a[key], b[key], err_msg=f"{name}: {key}")
+        for other in (resumed, bare):
+            with np.load(other / "runs" / name) as a, np.load(straight / "runs" / name) as b:
+                assert sorted(a.files) == sorted(b.files)
+                for key in a.files:
+                    np.testing.assert_array_equal(a[key], b[key], err_msg=f"{other}/{name}: {key}")
+
+
+@needs_rejax
+def test_resume_without_config_names_what_is_missing(trained: Path, tmp_path: Path) -> None:
+    """A seed's folder without its group, or a state that does not record it: clear errors."""
+    import shutil
+
+    from twolink_gym.training.jax_run_folders import resume_config
+
+    runs = tmp_path / "runs"
+    shutil.copytree(trained.parent / "runs", runs)
+    cfg = resume_config(runs / "balance_jax_ppo_s3", ["train.total_timesteps=512"])
+    assert cfg.train.seeds == [3, 5] and cfg.train.total_timesteps == 512
+    assert Path(cfg.train.output_dir) == runs and cfg.train.run_name is None
+
+    shutil.rmtree(runs / "balance_jax_ppo_s5")
+    with pytest.raises(FileNotFoundError, match=r"seeds \[3, 5\] were trained together.*_s5"):
+        resume_config(runs / "balance_jax_ppo_s3")
+    with pytest.raises(FileNotFoundError, match="run folder of one seed of a jax_\\* run"):
+        resume_config(runs)  # the folder holding the seeds' folders
+    state = runs / "balance_jax_ppo_s3" / "train_state.npz"
+    with np.load(state) as data:
+        arrays = {k: data[k] for k in data.files if k != "seeds"}
+    with open(state, "wb") as f:
+        np.savez(f, **arrays)
+    with pytest.raises(ValueError, match="twolink train CONFIG --resume"):
+        resume_config(runs / "balance_jax_ppo_s3")
 
 
 @needs_rejax

@@ -41,8 +41,10 @@ __all__ = [
     "best_row",
     "check_folders",
     "clear_run",
+    "is_jax_run",
     "load_states",
     "rank",
+    "resume_config",
     "save_best",
     "save_state",
     "seed_config",
@@ -96,13 +98,99 @@ def seed_leaves(ts: Any, i: int) -> list[np.ndarray]:
     return [np.asarray(leaf[i]) for leaf in jax.tree.leaves(ts)]
 
 
-def save_state(path: Path, leaves: Sequence[np.ndarray], steps: int) -> None:
-    """Write one seed's train state ``leaves`` and its step count to ``path`` (atomically)."""
+def save_state(
+    path: Path, leaves: Sequence[np.ndarray], steps: int, group: RunConfig | None = None
+) -> None:
+    """Write one seed's train state ``leaves`` and its step count to ``path`` (atomically).
+
+    ``group`` (the config of all the seeds trained together) is recorded as
+    ``seeds`` and ``run_name`` (absent when ``train.run_name`` is not set):
+    what :func:`resume_config` needs to rebuild the group from one seed's folder.
+    """
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb") as f:
         arrays: dict[str, Any] = {f"leaf_{j}": v for j, v in enumerate(leaves)}
+        if group is not None:
+            arrays["seeds"] = np.asarray(seeds_of(group), np.int64)
+            if group.train.run_name is not None:
+                arrays["run_name"] = np.asarray(group.train.run_name)
         np.savez(f, steps=np.int64(steps), **arrays)
     tmp.replace(path)
+
+
+def is_jax_run(folder: Path) -> bool:
+    """Whether ``folder`` is a ``jax_*`` run folder that can be resumed (holds :data:`STATE_FILE`)."""
+    return folder.is_dir() and (folder / STATE_FILE).is_file()
+
+
+def resume_config(run: str | Path, overrides: Sequence[str] = ()) -> RunConfig:
+    """The config of the seed group that trained the run folder ``run``, to resume it.
+
+    ``run`` is one seed's run folder; the config is that of every seed trained
+    together with it (its ``config.yaml`` with ``train.seeds`` and
+    ``train.run_name`` read from its :data:`STATE_FILE`), with
+    ``train.output_dir`` set to the folder that holds ``run`` (so it resumes
+    from any working folder) and ``overrides`` (``section.key=value``) applied
+    on top. ``--resume`` of one seed's folder so continues the whole group: its
+    seeds are one computation, and continuing them together gives what one
+    uninterrupted run gives.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``run`` is not a ``jax_*`` run folder with ``config.yaml`` and
+        :data:`STATE_FILE`, or a seed folder of its group is missing.
+    ValueError
+        If the state file does not record its group (or the folder was renamed).
+    """
+    from twolink_gym.training.config import apply_overrides, config_from_dict
+
+    folder = Path(run)
+    path = folder / "config.yaml"
+    if not is_jax_run(folder) or not path.is_file():
+        raise FileNotFoundError(
+            f"--resume {run}: expected the run folder of one seed of a jax_* run "
+            f"(holding config.yaml and {STATE_FILE})"
+        )
+    data = yaml.safe_load(path.read_text())
+    if not isinstance(data, dict) or not isinstance(data.get("train"), dict):
+        return config_from_dict(data, str(path))  # raises, naming the file
+    with np.load(folder / STATE_FILE, allow_pickle=False) as state:
+        if "seeds" not in state.files:
+            raise ValueError(
+                f"--resume {run}: {folder / STATE_FILE} does not record the seeds trained "
+                "together with it; give the config it was trained with: "
+                f"twolink train CONFIG --resume {run}"
+            )
+        seeds = [int(s) for s in state["seeds"]]
+        run_name = str(state["run_name"]) if "run_name" in state.files else None
+    seed = int(data["train"].get("seed", 0))
+    train = data["train"]
+    train["output_dir"] = str(folder.parent)
+    if len(seeds) > 1:
+        train.update(seeds=seeds, run_name=run_name)
+    else:
+        train.update(seeds=None, run_name=folder.name)
+    source = str(path)
+    if overrides:
+        data = apply_overrides(data, list(overrides), source)
+        source = f"{source} (with overrides {list(overrides)})"
+    cfg = config_from_dict(data, source)
+    expected = seed_config(cfg, seed).run_dir
+    if len(seeds) > 1 and expected.name != folder.name:
+        raise ValueError(
+            f"--resume {run}: seed {seed} of the group {seeds} trains in a folder named "
+            f"{expected.name!r}, not {folder.name!r} (renamed?); give the config: "
+            f"twolink train CONFIG --resume {run}"
+        )
+    missing = [str(d) for d in (seed_config(cfg, s).run_dir for s in seeds_of(cfg))]
+    missing = [d for d in missing if not is_jax_run(Path(d))]
+    if missing:
+        raise FileNotFoundError(
+            f"--resume {run}: the seeds {seeds_of(cfg)} were trained together and resume "
+            f"together; their run folder(s) {missing} hold no {STATE_FILE}"
+        )
+    return cfg
 
 
 def load_states(template: Any, run_dirs: Sequence[Path]) -> tuple[Any, int]:

@@ -301,10 +301,10 @@ def _save_segment(
     """Every seed's policy and resume state after a segment."""
     for i, c in enumerate(seed_cfgs):
         write_policy(c.run_dir, _policy_of(program, cfg, state, i), c)
-        save_state(c.run_dir / STATE_FILE, seed_leaves(state, i), steps)
+        save_state(c.run_dir / STATE_FILE, seed_leaves(state, i), steps, cfg)
 
 
-def train_from_cli(cfg: RunConfig, config_path: str, *, resume: str | None, overwrite: bool) -> int:
+def train_from_cli(cfg: RunConfig, *, resume: str | None, overwrite: bool) -> int:
     """``twolink train`` of a ``jax_*`` config: train, print where it went; the exit status.
 
     ``resume`` (``--resume``) must be the run folder of one of the config's
@@ -339,5 +339,6 @@ def train_from_cli(cfg: RunConfig, config_path: str, *, resume: str | None, over
         + ", ".join(str(d) for d in result.run_dirs)
     )
     if result.interrupted:
-        print(f"continue with: twolink train {config_path} --resume {result.run_dirs[0]}")
+        # each seed's config.yaml and train state record the group: one folder continues it
+        print(f"continue with: twolink train --resume {result.run_dirs[0]}")
     return 130 if result.interrupted else 0

@@ -31,7 +31,9 @@ def add_parser(sub: Any) -> None:
         metavar="RUN_OR_MODEL",
         help="continue a run: its folder (the newest of model.zip and the checkpoints), its "
         "model.zip, or a checkpoint .zip; restores the VecNormalize statistics, the replay "
-        "buffer (SAC) and the step count, and trains up to train.total_timesteps in total",
+        "buffer (SAC) and the step count, and trains up to train.total_timesteps in total. "
+        "For a jax_* run: the run folder of one of its seeds, which continues every seed "
+        "trained together with it",
     )
     add_overwrite(p)
     p.set_defaults(func=run)
@@ -70,6 +72,10 @@ def resume_config(resume: str | Path, overrides: list[str]) -> RunConfig:
     run folder (``train.output_dir`` and ``train.run_name`` are set from it,
     so it resumes from any working folder); ``overrides`` apply on top.
 
+    A ``jax_*`` run folder (one seed's, holding ``train_state.npz``) gives the
+    config of every seed trained together with it
+    (:func:`~twolink_gym.training.jax_run_folders.resume_config`).
+
     Raises
     ------
     FileNotFoundError
@@ -77,8 +83,12 @@ def resume_config(resume: str | Path, overrides: list[str]) -> RunConfig:
     """
     import yaml
     from twolink_gym.training.config import apply_overrides, config_from_dict
+    from twolink_gym.training.jax_run_folders import is_jax_run
+    from twolink_gym.training.jax_run_folders import resume_config as jax_resume_config
     from twolink_gym.training.train import CONFIG_FILE, find_resume_point
 
+    if is_jax_run(Path(resume)):
+        return jax_resume_config(resume, overrides)
     run_dir = find_resume_point(resume).run_dir
     path = run_dir / CONFIG_FILE
     if not path.is_file():
@@ -115,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     if is_rejax(cfg.algo.name):  # every seed at once, in JAX
         from twolink_gym.training.jax_train import train_from_cli
 
-        return train_from_cli(cfg, args.config, resume=args.resume, overwrite=args.overwrite)
+        return train_from_cli(cfg, resume=args.resume, overwrite=args.overwrite)
     result = train_stopping_on_sigterm(cfg, resume=args.resume, overwrite=args.overwrite)
     state = "interrupted" if result.interrupted else "done"
     print(
