@@ -30,7 +30,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +55,7 @@ from twolink_gym.training.jax_run_folders import (
     write_policy,
 )
 
-__all__ = ["JaxTrainResult", "train_from_cli", "train_jax"]
+__all__ = ["AfterEval", "JaxTrainResult", "train_from_cli", "train_jax"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,6 +72,7 @@ class JaxTrainResult:
     planned_timesteps: int
     segment_steps: int
     resumed_at: int | None = None
+    stopped_early: bool = False
 
 
 def _progress(steps: int, planned: int, wall: float, rows: Sequence[dict[str, float]]) -> str:
@@ -85,7 +86,18 @@ def _progress(steps: int, planned: int, wall: float, rows: Sequence[dict[str, fl
     return f"{steps:>12,} / {planned:,} steps per seed  {wall:7.1f} s  {len(rows)} seeds: {shown}"
 
 
-def train_jax(cfg: RunConfig, *, resume: bool = False, overwrite: bool = False) -> JaxTrainResult:
+#: Called after each periodic evaluation with the steps per seed and each seed's time-log
+#: row (``success_rate``, ``mean_return``, ...); training stops there when it returns False.
+AfterEval = Callable[[int, Sequence[dict[str, float]]], bool]
+
+
+def train_jax(
+    cfg: RunConfig,
+    *,
+    resume: bool = False,
+    overwrite: bool = False,
+    after_eval: AfterEval | None = None,
+) -> JaxTrainResult:
     """Train every seed of ``cfg`` at once on the JAX twin; write a run folder per seed.
 
     Parameters
@@ -98,6 +110,11 @@ def train_jax(cfg: RunConfig, *, resume: bool = False, overwrite: bool = False) 
         last segment saved) up to ``train.total_timesteps``.
     overwrite : bool
         Replace the seeds' existing runs.
+    after_eval : callable, optional
+        ``after_eval(steps, rows)`` after each periodic evaluation (``twolink
+        tune`` reports to its trial there); returning False stops training
+        after that segment, saved as an interrupted run is
+        (``stopped_early`` in the result).
 
     Returns
     -------
@@ -175,7 +192,7 @@ def train_jax(cfg: RunConfig, *, resume: bool = False, overwrite: bool = False) 
 
     steps = start_steps
     train_time = eval_time = 0.0
-    interrupted = False
+    interrupted = stopped = False
     # the same episodes at every periodic evaluation of a seed (drawn from seed + 10000)
     eval_keys = jax.vmap(jax.random.PRNGKey)(jnp.asarray(seeds, dtype=jnp.uint32) + 10_000)
     try:
@@ -211,6 +228,9 @@ def train_jax(cfg: RunConfig, *, resume: bool = False, overwrite: bool = False) 
                         best[i] = row
                         save_best(seed_cfgs[i], _policy_of(program, cfg, state, i), row)
                 print(_progress(steps, planned, time.perf_counter() - started, rows), flush=True)
+                if after_eval is not None and not after_eval(steps, rows):
+                    stopped = True
+                    break
     except KeyboardInterrupt:
         interrupted = True
         print(f"\ninterrupted at {steps:,} timesteps per seed; saving the last segment", flush=True)
@@ -232,6 +252,7 @@ def train_jax(cfg: RunConfig, *, resume: bool = False, overwrite: bool = False) 
         "steps_per_s_all_seeds": round(len(seeds) * (steps - start_steps) / wall, 1),
         "eval_time_s": round(eval_time, 2),
         "interrupted": interrupted,
+        "stopped_early": stopped,
         "resumed_at": start_steps if resume else None,
         "device": str(jax.devices()[0]),
     }
@@ -255,6 +276,7 @@ def train_jax(cfg: RunConfig, *, resume: bool = False, overwrite: bool = False) 
         wall_time_s=wall,
         compile_time_s=compile_time,
         interrupted=interrupted,
+        stopped_early=stopped,
         requested_timesteps=cfg.train.total_timesteps,
         planned_timesteps=planned,
         segment_steps=seg,
