@@ -5,12 +5,15 @@ which):
 
 * the twin (:func:`twolink_gym.jax.make`, ``--env-id``, default
   ``TwoLinkBalance-v0``) for ``N`` copies, as ``jit(scan(vmap(step)))``: every
-  step draws uniform random actions and a key per copy, and steps all copies
+  step splits a key per copy (as a training loop does) and steps all copies
   with auto-reset; in float32 and in float64 (``jax.enable_x64``);
 * gymnax's ``Acrobot-v1`` in the same harness (random discrete actions), in
   float32 and float64 (an error is recorded where it fails);
-* the numba vector env (``gym.make_vec(env_id, num_envs=N)``, float64) stepping
-  with numpy actions drawn beforehand.
+* the numba vector env (``gym.make_vec(env_id, num_envs=N)``, float64).
+
+Every backend steps with the same kind of actions, drawn beforehand with
+numpy: 8 batches of uniform random actions (Acrobot: random discrete
+actions), batch ``i mod 8`` at step ``i``.
 
 Each rate is the best of ``--repeats`` calls of ``T`` steps, with ``N · T``
 about ``--work`` env-steps (``T`` in [10, 10000]); the first call (compile) is
@@ -35,6 +38,7 @@ from typing import Any
 
 import gymnasium as gym
 import jax
+import jax.numpy as jnp
 import numpy as np
 from bench_speed import machine as speed_machine  # the benchmarks' folder is on sys.path
 
@@ -51,24 +55,43 @@ def steps_per_call(n: int, work: int) -> int:
 
 
 # -- the JAX harness -------------------------------------------------------------
-def jax_runner(
-    env: Any, params: Any, n: int, steps: int, sample: Callable[[Any, int], Any]
-) -> Callable[[], Any]:
-    """``jit(scan(vmap(step)))`` over ``n`` copies for ``steps`` steps (random actions)."""
+ACTION_BATCHES = 8
+
+
+def action_batches(n: int, shape: tuple[int, ...], discrete: int | None = None) -> np.ndarray:
+    """``ACTION_BATCHES`` batches of random actions for ``n`` copies, ``(8, n, *shape)``.
+
+    Uniform in ``[-1, 1]`` (float32), or integers in ``[0, discrete)``; one
+    numpy generator seeded 0, as every backend takes them.
+    """
+    rng = np.random.default_rng(0)
+    size = (ACTION_BATCHES, n, *shape)
+    if discrete is not None:
+        return rng.integers(0, discrete, size).astype(np.int32)
+    return rng.uniform(-1, 1, size).astype(np.float32)
+
+
+def jax_runner(env: Any, params: Any, n: int, steps: int, actions: Any) -> Callable[[], Any]:
+    """``jit(scan(vmap(step)))`` over ``n`` copies for ``steps`` steps.
+
+    Step ``i`` takes ``actions[i % 8]`` (:func:`action_batches`) and a key per
+    copy, split from a carried key.
+    """
     keys = jax.random.split(jax.random.key(0), n)
     _, state = jax.jit(jax.vmap(env.reset, (0, None)))(keys, params)
     step = jax.vmap(env.step, (0, 0, 0, None))
+    actions = jax.device_put(actions)
 
     @jax.jit
     def rollout(state: Any, key: Any) -> tuple[Any, Any, Any]:
-        def body(carry: Any, _: Any) -> tuple[Any, Any]:
+        def body(carry: Any, i: Any) -> tuple[Any, Any]:
             state, key = carry
-            key, k_action, k_step = jax.random.split(key, 3)
-            actions = sample(k_action, n)
-            _, state, reward, _, _ = step(jax.random.split(k_step, n), state, actions, params)
+            key, k_step = jax.random.split(key)
+            action = actions[i % ACTION_BATCHES]
+            _, state, reward, _, _ = step(jax.random.split(k_step, n), state, action, params)
             return (state, key), reward.sum()
 
-        (state, key), rewards = jax.lax.scan(body, (state, key), None, length=steps)
+        (state, key), rewards = jax.lax.scan(body, (state, key), jnp.arange(steps))
         return state, key, rewards.sum()
 
     carry = [state, jax.random.key(1)]
@@ -84,35 +107,25 @@ def jax_runner(
 
 def twin_runner(env_id: str, n: int, steps: int) -> Callable[[], Any]:
     env, params = tj.make(env_id)
-    size = env.num_actions
-
-    def sample(key: Any, count: int) -> Any:
-        return jax.random.uniform(key, (count, size), params.dt.dtype, -1.0, 1.0)
-
-    return jax_runner(env, params, n, steps, sample)
+    actions = action_batches(n, (env.num_actions,)).astype(params.dt.dtype)
+    return jax_runner(env, params, n, steps, actions)
 
 
 def gymnax_runner(n: int, steps: int) -> Callable[[], Any]:
     import gymnax
 
     env, params = gymnax.make("Acrobot-v1")
-
-    def sample(key: Any, count: int) -> Any:
-        return jax.random.randint(key, (count,), 0, 3)
-
-    return jax_runner(env, params, n, steps, sample)
+    return jax_runner(env, params, n, steps, jnp.asarray(action_batches(n, (), discrete=3)))
 
 
 def numba_runner(env_id: str, n: int, steps: int) -> Callable[[], Any]:
     env = gym.make_vec(env_id, num_envs=n)
     env.reset(seed=0)
-    rng = np.random.default_rng(0)
-    shape = env.action_space.shape
-    actions = [rng.uniform(-1, 1, shape).astype(np.float32) for _ in range(8)]
+    actions = action_batches(n, env.single_action_space.shape)
 
     def run() -> None:
         for i in range(steps):
-            env.step(actions[i & 7])
+            env.step(actions[i % ACTION_BATCHES])
 
     return run
 

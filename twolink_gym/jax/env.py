@@ -19,13 +19,18 @@ the new state, the observation ``[cos q1, sin q1, cos q2, sin q2, dq1, dq2,
 *extras]`` and the observation model: the compiled step loop's order
 (:mod:`twolink_gym.kernel`). Everything is traced (no Python control flow on
 values): ``jax.jit`` and ``jax.vmap`` apply.
+
+Random draws: a key is split only among the parts that draw from it, which
+is static (the task's episode draw always; the robustness models' hooks
+listed in ``Models.draws``). A step of an env without noise hands its key
+to the auto-reset whole; one with noise splits it in two.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -85,6 +90,14 @@ class TwoLinkJaxEnv(Environment):
         self.models = robustness.build(checked)
         self.max_episode_steps = max_episode_steps
         self._reported = self.task.reported_columns
+        draws = self.models.draws
+        self._step_draws = ("actuate" in draws, "observe" in draws)
+        self._reset_draws = (
+            "draw_arm" in draws,
+            True,
+            "init_actuator" in draws,
+            "observe" in draws,
+        )
 
     # -- parameters and spaces ---------------------------------------------------
     @property
@@ -153,7 +166,7 @@ class TwoLinkJaxEnv(Environment):
         ``key``); ``reward`` and ``info`` are the finished step's.
         """
         params = self.default_params if params is None else params
-        key_step, key_reset = jax.random.split(key)
+        key_step, key_reset = split_among(key, (any(self._step_draws), True))
         obs_st, state_st, reward, done, info = self.step_env(key_step, state, action, params)
         obs_re, state_re = self.reset_env(key_reset, params)
         state = jax.tree.map(lambda r, s: jnp.where(done, r, s), state_re, state_st)
@@ -175,7 +188,7 @@ class TwoLinkJaxEnv(Environment):
                 f"options 'goal' and {goal_option!r} both set the goal; give one of them"
             )
         dtype = params.dt.dtype
-        k_arm, k_episode, k_actuator, k_obs = jax.random.split(key, 4)
+        k_arm, k_episode, k_actuator, k_obs = split_among(key, self._reset_draws)
         arm = self.models.draw_arm(k_arm, params)
         given = [name for name in ("goal", goal_option) if name is not None and name in options]
         if given:
@@ -212,7 +225,7 @@ class TwoLinkJaxEnv(Environment):
     ) -> tuple[jax.Array, EnvState, jax.Array, jax.Array, dict[str, Any]]:
         """One control step without the auto-reset: ``(obs, state, reward, done, info)``."""
         dtype = params.dt.dtype
-        k_actuator, k_obs = jax.random.split(key)
+        k_actuator, k_obs = split_among(key, self._step_draws)
         a = jnp.clip(jnp.asarray(action, dtype).reshape(self.num_actions), -1.0, 1.0)
         command = jnp.zeros((2,), dtype).at[jnp.asarray(self.actuated)].set(a)
         applied, actuator = self.models.actuate(k_actuator, command, state.actuator, params)
@@ -227,6 +240,7 @@ class TwoLinkJaxEnv(Environment):
             applied[1] * params.max_torque[1],
             params.dt,
             params.substeps,
+            params.coulomb,
         )
         dq1 = jnp.clip(dq1, -params.max_speed, params.max_speed)
         dq2 = jnp.clip(dq2, -params.max_speed, params.max_speed)
@@ -294,6 +308,19 @@ class TwoLinkJaxEnv(Environment):
         if self.task.goal_size:
             keys |= {"goal"} | ({self.task.goal_option} if self.task.goal_option else set())
         return sorted(keys)
+
+
+def split_among(key: jax.Array, draws: Sequence[bool]) -> list[jax.Array]:
+    """One key per consumer: ``key`` split among the consumers that draw (``draws``, static).
+
+    With one drawing consumer it gets ``key`` itself (no split); a consumer
+    that does not draw gets ``key`` too (it never uses it).
+    """
+    count = sum(bool(d) for d in draws)
+    if count <= 1:
+        return [key] * len(draws)
+    keys = iter(jax.random.split(key, count))
+    return [next(keys) if d else key for d in draws]
 
 
 def make(env_id: str, **env_kwargs: Any) -> tuple[TwoLinkJaxEnv, EnvParams]:

@@ -258,6 +258,15 @@ class ImperfectModels(Models):
         model = self.observation_model
         self.columns: tuple[int, ...] = tuple(range(size)) if model is None else model.columns
         self.delay = 0 if self.actuator_model is None else self.actuator_model.delay
+        self.draws = frozenset(
+            name
+            for name, model in (
+                ("draw_arm", self.randomization),
+                ("actuate", self.actuator_model),
+                ("observe", self.observation_model),
+            )
+            if model is not None
+        )
 
     # -- parameters --------------------------------------------------------------
     def params(self, dtype: Any) -> ModelParams:
@@ -307,7 +316,9 @@ class ImperfectModels(Models):
     def actuate(
         self, key: jax.Array, command: jax.Array, actuator: Any, params: Any
     ) -> tuple[jax.Array, Any]:
-        """The applied torques of :func:`actuate`."""
+        """The applied torques of :func:`actuate` (the command itself without an actuator model)."""
+        if self.actuator_model is None:
+            return command, actuator
         m = params.models
         return actuate(key, command, actuator, m.torque_noise, m.torque_response, m.motors)
 

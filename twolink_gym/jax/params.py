@@ -5,8 +5,9 @@ the compiled envs take (:meth:`EnvParams.from_config`), so every setting is
 still declared once: the arm (its arm vector, :class:`twolink_gym.kernel.Arm`),
 the control period, the torque and speed limits, the task's kernel options
 (``task.options_type()``) and episode options, as JAX scalars (traceable:
-changing one does not recompile); the number of RK4 sub-steps and the episode
-length are static fields (Python ints). Floats are JAX's default float:
+changing one does not recompile); the number of RK4 sub-steps, the episode
+length and whether the arm has Coulomb friction are static fields (Python
+values: the traced step leaves out what they switch off). Floats are JAX's default float:
 float32, or float64 under ``jax_enable_x64`` (make the params inside it).
 """
 
@@ -19,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from twolink_gym.dynamics import arm_vector
+from twolink_gym.dynamics import arm_vector, has_coulomb
 from twolink_gym.kernel import Arm
 from twolink_gym.params import ArmParams
 from twolink_gym.tasks import Task
@@ -65,6 +66,12 @@ class EnvParams:
         RK4 sub-steps per control period (static).
     max_steps_in_episode : int
         Steps after which an episode is truncated (static; :data:`NO_LIMIT`: none).
+    coulomb : bool
+        Whether the dynamics evaluate the Coulomb friction terms (static): true
+        when the arm has a nonzero ``coulomb1``/``coulomb2`` or the
+        randomisation draws one. ``False`` leaves them out (they would add exact
+        zeros); set it true (``params.replace(coulomb=True)``) before giving
+        ``arm`` a nonzero ``cf1``/``cf2`` by hand.
     """
 
     arm: Any
@@ -76,6 +83,7 @@ class EnvParams:
     models: Any = None
     substeps: int = struct.field(pytree_node=False, default=2)
     max_steps_in_episode: int = struct.field(pytree_node=False, default=NO_LIMIT)
+    coulomb: bool = struct.field(pytree_node=False, default=True)
 
     @classmethod
     def from_checked(
@@ -92,6 +100,10 @@ class EnvParams:
             for name in task.episode_option_names
             if isinstance(getattr(task, name), (int, float))
         }
+        randomized = () if checked["randomize"] is None else checked["randomize"].ranges
+        coulomb = bool(has_coulomb(arm_vector(checked["params"]))) or any(
+            r.field in ("coulomb1", "coulomb2") for r in randomized
+        )
         return cls(
             arm=arm_of(checked["params"], dtype),
             max_torque=jnp.asarray(np.asarray(checked["max_torque"], dtype=np.float64), dtype),
@@ -102,6 +114,7 @@ class EnvParams:
             models=models,
             substeps=int(checked["substeps"]),
             max_steps_in_episode=NO_LIMIT if max_steps is None else int(max_steps),
+            coulomb=coulomb,
         )
 
 

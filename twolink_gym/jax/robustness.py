@@ -19,6 +19,9 @@ Hook points (all pure, jittable; ``params.models`` holds their parameters):
     The observation space's bounds (numpy, float64) from the kernel's.
 ``info(state) -> dict``
     Extra ``info`` entries (ideal: none).
+
+``Models.draws`` names the hooks that draw random numbers (static): the env
+splits a key only among those (and the task's episode draw).
 """
 
 from __future__ import annotations
@@ -35,6 +38,10 @@ __all__ = ["Models", "build"]
 
 class Models:
     """The ideal models (see the module notes)."""
+
+    #: The hooks that draw from their key (``"draw_arm"``, ``"init_actuator"``,
+    #: ``"actuate"``, ``"observe"``); the ideal models draw nothing.
+    draws: frozenset[str] = frozenset()
 
     def params(self, dtype: Any) -> Any:
         """The models' parameters for ``EnvParams.models`` (ideal: ``None``)."""
