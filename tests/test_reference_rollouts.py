@@ -9,15 +9,18 @@ autoreset, two threads and ``gym.make_vec``). Each case is replayed here with
 the stored seeds and actions on the current code: every observation, reward,
 joint state (``info["state"]``) and numeric info entry must equal the stored
 one within ``atol = rtol = 1e-12``, and ``terminated``, ``truncated``, the
-reset rows and ``is_success`` exactly. A mismatch is a change of behaviour:
-fix the code, do not regenerate the file.
+reset rows and ``is_success`` exactly. An episode in which last-bit differences
+between processors grow (:data:`DIVERGING`: the track episode of the task's own
+length) is also replayed teacher-forced, each step from the reference's
+previous state, and held at 1e-12 on every row. A mismatch is a change of
+behaviour: fix the code, do not regenerate the file.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -129,12 +132,14 @@ def test_registered_episode_length(env_id: str) -> None:
 
 
 #: Cases whose last-bit differences between processors grow along the episode:
-#: ``name -> (rows held at 1e-12, atol of the whole case)``. The track episode
-#: under random actions amplifies a last-bit difference of ``sin``/``cos`` (the
-#: reference was recorded on an Intel Xeon; on an AMD EPYC the joint state differs
-#: by 3e-14 at row 50, 8e-13 at row 100, 4e-10 at row 300 and 1.8e-7 at its last row,
-#: on the 0.8.0 code as on this one). Its first rows keep the 1e-12 bound; the rest
-#: is held at an atol a real change of the model or the task still exceeds.
+#: ``name -> (rows of the free replay held at 1e-12, atol of the whole free replay)``.
+#: The track episode under random actions amplifies a last-bit difference of
+#: ``sin``/``cos`` (the reference was recorded on an Intel Xeon; on an AMD EPYC the
+#: joint state differs by 3e-14 at row 50, 8e-13 at row 100, 4e-10 at row 300 and
+#: 1.8e-7 at its last row, on the 0.8.0 code as on this one). Its free replay keeps
+#: the 1e-12 bound over its first rows and an atol a real change of the model or the
+#: task still exceeds over the rest; every row of it is held at 1e-12 by the
+#: teacher-forced replay (:func:`test_teacher_forced_replay_equals_reference`).
 DIVERGING = {"single_track_default_length": (80, 1e-5)}
 
 
@@ -152,6 +157,71 @@ def test_replay_equals_reference(case: dict[str, Any]) -> None:
     else:
         problems = compare(expected, actual)
     assert not problems, f"{case['name']} differs from 0.8.0:\n" + "\n".join(problems)
+
+
+class _TeacherForced(gym.Wrapper[Any, Any, Any, Any]):
+    """A single env stepped from the reference's states (teacher forcing).
+
+    :func:`rollout` records one row per call, resets and steps in order; before
+    the step that records row ``k`` this wrapper sets the arm's state to the
+    reference's ``info.state`` of row ``k - 1``, so that every step starts where
+    the reference's did and a last-bit difference cannot grow along the episode.
+    Everything else (time, goal, task memory, generator) is the replay's own.
+    """
+
+    def __init__(self, env: gym.Env[Any, Any], states: NDArray[np.float64]) -> None:
+        super().__init__(env)
+        self._states = states
+        self._row = -1
+
+    def reset(self, **kwargs: Any) -> Any:
+        self._row += 1
+        return self.env.reset(**kwargs)
+
+    def step(self, action: Any) -> Any:
+        self._row += 1
+        # the env's own arrays: no public setter of the state in mid-episode
+        self.env.unwrapped._core.arrays.state[0] = self._states[self._row - 1]  # type: ignore[attr-defined]
+        return self.env.step(action)
+
+
+def _teacher_forced(
+    expected: Mapping[str, NDArray[Any]], **extra: Any
+) -> Callable[[Mapping[str, Any]], Any]:
+    """A ``make_env`` for :func:`rollout`: the case's env (with ``extra`` keywords), teacher-forced."""
+
+    def make_env(case: Mapping[str, Any]) -> Any:
+        env = GEN.make({**case, "kwargs": {**case["kwargs"], **extra}})
+        return _TeacherForced(env, expected["info.state"])
+
+    return make_env
+
+
+@pytest.mark.parametrize("name", sorted(DIVERGING))
+def test_teacher_forced_replay_equals_reference(name: str) -> None:
+    """Every step of a diverging episode, taken from the reference's previous state, to 1e-12.
+
+    Used for the cases of :data:`DIVERGING` (today the track episode of the
+    task's own length, ``single_track_default_length``): one step of the
+    current code from each recorded state with the recorded action must give
+    the next recorded row (observation, reward, state, every info entry).
+    """
+    case = _case(name)
+    assert case["kind"] == "single"
+    expected = _reference(name)
+    actual = GEN.rollout(case, expected["actions"], _teacher_forced(expected))
+    problems = compare(expected, actual)
+    assert not problems, f"{name}, teacher-forced, differs from 0.8.0:\n" + "\n".join(problems)
+
+
+def test_a_changed_arm_is_detected_by_the_teacher_forced_replay() -> None:
+    """One part in a million of the elbow link's mass shows in one step from a recorded state."""
+    name = sorted(DIVERGING)[0]
+    expected = _reference(name)
+    m2 = twolink_gym.ArmParams().m2
+    forced = _teacher_forced(expected, params={"m2": m2 * (1 + 1e-6)})
+    problems = compare(expected, GEN.rollout(_case(name), expected["actions"], forced))
+    assert any(p.startswith("info.state:") and "first at row 1 " in p for p in problems)
 
 
 def _case(name: str) -> dict[str, Any]:
