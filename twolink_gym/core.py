@@ -35,7 +35,7 @@ from twolink_gym.params import ArmParams
 from twolink_gym.simulation import Simulation
 from twolink_gym.tasks import Task
 
-__all__ = ["Core", "StepResult", "step_info"]
+__all__ = ["ArmRows", "Core", "StepResult", "step_info"]
 
 Array = NDArray[np.float64]
 
@@ -83,6 +83,37 @@ class StepResult:
     extras: Array
     state: Array
     goal: Array
+    _arms: dict[int, ArmRows] = dataclasses.field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def arm(self, i: int) -> ArmRows:
+        """Arm ``i``'s rows of ``state``, ``tip`` and ``terms``, as views made once and kept.
+
+        Indexing a row costs about as much as copying it, and the single env
+        reads row 0 on every step; the fields these views are of are never
+        reassigned (only ``obs`` is).
+        """
+        rows = self._arms.get(i)
+        if rows is None:
+            rows = self._arms[i] = ArmRows(self.state[i], self.tip[i], self.terms[i])
+        return rows
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ArmRows:
+    """One arm's rows of a :class:`StepResult` (views, see :meth:`StepResult.arm`).
+
+    Attributes
+    ----------
+    state : ndarray, shape (4,)
+    tip : ndarray, shape (2,)
+    terms : ndarray, shape (len(task.term_names),)
+    """
+
+    state: Array
+    tip: Array
+    terms: Array
 
 
 def _result(obs: NDArray[np.float32], arrays: Any) -> StepResult:
@@ -136,17 +167,18 @@ def step_info(
             info.update(task.goal_info(result.goal, result.extras))
         terms = result.terms.T.copy()  # rows of one fresh block
     else:
+        arm = result.arm(row)
         info = {
-            "state": result.state[row].copy(),
-            "tip": result.tip[row].copy(),
-            "distance": float(result.distance[row]),
-            "is_success": bool(result.success[row]),
-            "time": float(result.time[row]),
+            "state": arm.state.copy(),
+            "tip": arm.tip.copy(),
+            "distance": result.distance.item(row),  # .item: a Python float or bool
+            "is_success": result.success.item(row),
+            "time": result.time.item(row),
         }
         if task.goal_size:
             for key, value in task.goal_info(result.goal, result.extras).items():
                 info[key] = value[row]
-        terms = result.terms[row].tolist()
+        terms = arm.terms.tolist()
     for name, j in task.reported_columns:
         info[name] = terms[j]
     if params is not None:

@@ -194,10 +194,10 @@ class TwoLinkEnv(EnvSettings, gym.Env[ObsType, NDArray[np.float32]]):
         if self._noisy:
             core.rngs[0] = self.np_random
         result = core.step()
-        self._last_reward = reward = float(result.reward[0])
+        self._last_reward = reward = result.reward.item(0)
         if self.render_mode == "human":
             self.render()
-        return result.obs[0], reward, bool(result.terminated[0]), False, self._info(result)
+        return result.obs[0], reward, result.terminated.item(0), False, self._info(result)
 
     def _info(self, result: StepResult) -> dict[str, Any]:
         """The info dict of the core's arm (:func:`~twolink_gym.core.step_info`, row 0)."""
