@@ -76,7 +76,8 @@ def swingup_kernel(
     was_up = 1.0 if inside else memory.was_up
     # cos(tilt) = sin(absolute angle); (1 + sin)/2 is 1 upright, 1/2 level, 0 hanging;
     # the geometric mean of the two links' heights (quadratic, not quartic, near hanging)
-    height = 0.5 * math.sqrt((1.0 + x.s1) * (1.0 + x.s12))
+    # s12 = s1 c2 + c1 s2 may round below -1 near hanging: clamp at 0 (not NaN)
+    height = 0.5 * math.sqrt(max((1.0 + x.s1) * (1.0 + x.s12), 0.0))
     ctrl = control_factor(x.a1, x.a2, options.ctrl_weight)
     # |Δa|² is at most 8 (2 per joint squared): a quarter of the weight bounds it like ctrl
     smooth = control_factor(x.a1 - memory.a1, x.a2 - memory.a2, 0.25 * options.smooth_weight)

@@ -45,7 +45,7 @@ class SwingupTwin(TaskTwin):
         inside = dist <= options.fall_angle
         fell = (options.fall_angle > 0.0) & (memory.was_up > 0.0) & jnp.logical_not(inside)
         was_up = jnp.where(inside, jnp.ones_like(memory.was_up), memory.was_up)
-        height = 0.5 * jnp.sqrt((1.0 + x.s1) * (1.0 + x.s12))
+        height = 0.5 * jnp.sqrt(jnp.maximum((1.0 + x.s1) * (1.0 + x.s12), 0.0))
         ctrl = control_factor(x.a1, x.a2, options.ctrl_weight)
         smooth = control_factor(x.a1 - memory.a1, x.a2 - memory.a2, 0.25 * options.smooth_weight)
         w = options.height_weight
