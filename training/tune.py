@@ -9,6 +9,17 @@ success, on the evaluation env seeded ``train.seed + 10_000``); Optuna's
 worker's index and the number of trials already stored; trial ``n`` trains with
 ``train.seed + n``.
 
+A config of a ``jax_*`` algorithm (:mod:`~twolink_gym.training.jax_train`) is
+tuned the same way, each trial training all of its ``train.seeds`` at once:
+trial ``n`` trains the seeds ``train.seeds + n`` (each shifted by ``n``) in
+``trials/trial_N/``, one run folder per seed. Its value is the **mean over
+the seeds** of their last periodic evaluation's success rate (what Optuna
+maximises; the mean is reported to the pruner after every evaluation); the
+per-seed rates and the worst one are kept as the trial's user attributes
+``seed_success`` and ``worst_seed_success`` and shown by ``--report``. A
+pruned JAX trial stops after the evaluation that pruned it and keeps its run
+folders as an interrupted run does.
+
 The study lives in a relational storage: by default the SQLite file
 ``<output_dir>/<run name>_tune/study.db``; ``--storage postgresql://...`` lets
 processes on several machines share one study. A study continues where it
@@ -18,7 +29,8 @@ runs only the missing trials; a trial interrupted by Ctrl-C or SIGTERM is
 not counted and is run again. The study folder holds::
 
     study.db          the SQLite storage (default storage only)
-    trials/trial_N/   each trial's run folder (see ``twolink train``)
+    trials/trial_N/   each trial's run folder (see ``twolink train``); for a
+                      jax_* config, a folder holding one run folder per seed
     best.yaml         the best trial's config, ready for ``twolink train``
     report/           ``--report``: history.png, parallel_coordinate.png, importances.png
 """
@@ -40,6 +52,7 @@ import optuna
 import yaml
 from optuna.trial import FrozenTrial, TrialState
 from stable_baselines3.common.callbacks import BaseCallback
+from twolink_gym.training.algorithms import is_rejax
 from twolink_gym.training.config import RunConfig, config_from_dict
 from twolink_gym.training.interrupts import interrupt_requested
 from twolink_gym.training.sqlite_transactions import lock_transactions
@@ -178,8 +191,40 @@ class _ReportEvaluations(BaseCallback):
         return True
 
 
+class _ReportSeedEvaluations:
+    """A ``jax_*`` trial's ``after_eval``: report the mean success over seeds; prune if told to.
+
+    Called by :func:`~twolink_gym.training.jax_train.train_jax` after each
+    periodic evaluation with the steps per seed and each seed's time-log row.
+    """
+
+    def __init__(self, trial: optuna.Trial) -> None:
+        self.trial = trial
+        self.seeds: list[float] | None = None
+        self.last: float | None = None
+        self.pruned = False
+
+    def __call__(self, steps: int, rows: Sequence[dict[str, float]]) -> bool:
+        rates = [float(r["success_rate"]) for r in rows]
+        if not all(np.isfinite(rates)):
+            raise ValueError(
+                "the periodic evaluation recorded no success rate; twolink tune needs a task "
+                "that reports success"
+            )
+        self.seeds, self.last = rates, float(np.mean(rates))
+        self.trial.report(self.last, step=int(steps))
+        if self.trial.should_prune():
+            self.pruned = True
+            return False
+        return True
+
+
 def trial_config(cfg: RunConfig, values: dict[str, Any], number: int, folder: Path) -> RunConfig:
-    """``cfg`` with the trial's hyperparameters, seed ``train.seed + number`` and run folder.
+    """``cfg`` with the trial's hyperparameters, seed(s) shifted by ``number`` and its folder.
+
+    An SB3 or SBX trial trains seed ``train.seed + number`` in the run folder
+    ``trials/trial_NNNN``; a ``jax_*`` trial trains the seeds ``train.seeds +
+    number`` at once, in the run folders ``trials/trial_NNNN/<task>_<algo>_s<seed>``.
 
     Raises
     ------
@@ -188,20 +233,49 @@ def trial_config(cfg: RunConfig, values: dict[str, Any], number: int, folder: Pa
     """
     data = cfg.to_dict()
     data["algo"]["hyperparams"] = apply_values(cfg.algo.hyperparams, values)
-    data["train"].update(
-        seed=cfg.train.seed + number,
-        run_name=f"trial_{number:04d}",
-        output_dir=str(folder / TRIALS_DIR),
-        progress_bar=False,
-    )
+    data["train"].update(seed=cfg.train.seed + number, progress_bar=False)
+    if is_rejax(cfg.algo.name):
+        data["train"].update(run_name=None, output_dir=str(folder / TRIALS_DIR / _trial(number)))
+        if cfg.train.seeds:
+            data["train"]["seeds"] = [s + number for s in cfg.train.seeds]
+    else:
+        data["train"].update(run_name=_trial(number), output_dir=str(folder / TRIALS_DIR))
     return config_from_dict(data, f"{cfg.source} (trial {number})")
+
+
+def _trial(number: int) -> str:
+    return f"trial_{number:04d}"
+
+
+def _train_trial(
+    trial: optuna.Trial, cfg: RunConfig
+) -> tuple[bool, bool, float | None, int, list[float] | None]:
+    """Train one trial's config, reporting to ``trial``.
+
+    Returns
+    -------
+    tuple
+        ``(interrupted, pruned, value, timesteps, seed values)``: ``value`` is
+        the success rate of the last periodic evaluation (of a ``jax_*`` config,
+        the mean over its seeds), None when no evaluation ran; ``seed values``
+        are each seed's rate at that evaluation (None for SB3 and SBX).
+    """
+    if is_rejax(cfg.algo.name):
+        from twolink_gym.training.jax_train import train_jax
+
+        hook = _ReportSeedEvaluations(trial)
+        jax_result = train_jax(cfg, overwrite=True, after_eval=hook)
+        return jax_result.interrupted, hook.pruned, hook.last, jax_result.timesteps, hook.seeds
+    from twolink_gym.training.train import train
+
+    callback = _ReportEvaluations(trial)
+    result = train(cfg, overwrite=True, after_eval=callback)
+    return result.interrupted, callback.pruned, callback.last, result.timesteps, None
 
 
 def _objective(
     cfg: RunConfig, space: SearchSpace, folder: Path, target: int
 ) -> Callable[[optuna.Trial], float]:
-    from twolink_gym.training.train import train
-
     def objective(trial: optuna.Trial) -> float:
         if interrupt_requested():  # between two trials: start none
             raise KeyboardInterrupt
@@ -212,26 +286,28 @@ def _objective(
         values = space.sample(trial)
         trial.set_user_attr("hyperparams", values)
         trial.set_user_attr("worker", f"{platform.node()}:{os.getpid()}")
-        callback = _ReportEvaluations(trial)
         try:
-            result = train(
-                trial_config(cfg, values, trial.number, folder), overwrite=True, after_eval=callback
+            interrupted, pruned, last, timesteps, seeds = _train_trial(
+                trial, trial_config(cfg, values, trial.number, folder)
             )
         except _ERRORS as exc:
             trial.set_user_attr("error", f"{type(exc).__name__}: {exc}")
             raise
-        if result.interrupted:
+        if interrupted:
             trial.set_user_attr("interrupted", True)
             raise KeyboardInterrupt
-        if callback.pruned:
-            raise optuna.TrialPruned(f"pruned at {result.timesteps} steps")
-        if callback.last is None:
+        if seeds is not None:
+            trial.set_user_attr("seed_success", seeds)
+            trial.set_user_attr("worst_seed_success", min(seeds))
+        if pruned:
+            raise optuna.TrialPruned(f"pruned at {timesteps} steps")
+        if last is None:
             trial.set_user_attr("error", "no periodic evaluation ran")
             raise ValueError(
                 f"trial {trial.number}: no periodic evaluation ran (train.eval_freq "
                 f"{cfg.train.eval_freq} > train.total_timesteps {cfg.train.total_timesteps})"
             )
-        return callback.last
+        return last
 
     return objective
 
@@ -243,6 +319,8 @@ def _signature(cfg: RunConfig, space: SearchSpace) -> dict[str, Any]:
         k: data["train"][k]
         for k in ("total_timesteps", "n_envs", "seed", "eval_freq", "eval_episodes")
     }
+    if is_rejax(cfg.algo.name):  # the seeds trained together in each trial
+        train["seeds"] = data["train"]["seeds"]
     sig = {"env": data["env"], "algo": data["algo"], "train": train, "space": space.data}
     return json.loads(json.dumps(sig))  # as stored (tuples become lists)
 
@@ -469,8 +547,11 @@ def _best(study: optuna.Study) -> FrozenTrial | None:
     complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
     if not complete:
         return None
-    # highest success rate; among equals the earliest trial (deterministic)
-    return max(complete, key=lambda t: (t.value, -t.number))
+    # highest success rate; among equals the best worst seed (jax_* trials), then the
+    # earliest trial (deterministic)
+    return max(
+        complete, key=lambda t: (t.value, t.user_attrs.get("worst_seed_success", 0.0), -t.number)
+    )
 
 
 def write_best(study: optuna.Study, cfg: RunConfig, path: Path, url: str) -> Path | None:
@@ -487,10 +568,21 @@ def write_best(study: optuna.Study, cfg: RunConfig, path: Path, url: str) -> Pat
     data["algo"]["hyperparams"] = apply_values(cfg.algo.hyperparams, best.user_attrs["hyperparams"])
     data["train"]["run_name"] = f"{cfg.train.run_name or cfg.default_group}_tuned"
     config_from_dict(data, str(path))  # what is written must load
+    if is_rejax(cfg.algo.name):
+        seeds = [s + best.number for s in cfg.train.seeds or [cfg.train.seed]]
+        worst = best.user_attrs.get("worst_seed_success", float("nan"))
+        scored = (
+            f"success rate {best.value:.3f} (mean over seeds; worst seed {worst:.3f}) at its last\n"
+            f"# periodic evaluation, trained with train.seeds {seeds}"
+        )
+    else:
+        scored = (
+            f"success rate {best.value:.3f} at its last periodic evaluation,\n"
+            f"# trained with train.seed {cfg.train.seed + best.number}"
+        )
     header = (
         f"# Best trial of the Optuna study {study.study_name!r} ({url}):\n"
-        f"# trial {best.number}, success rate {best.value:.3f} at its last periodic evaluation,\n"
-        f"# trained with train.seed {cfg.train.seed + best.number}. Written by `twolink tune`\n"
+        f"# trial {best.number}, {scored}. Written by `twolink tune`\n"
         f"# from {cfg.source}; train it with `twolink train {path}`.\n"
     )
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -535,12 +627,16 @@ def report(
     keys = [
         str(k) for k in parse_space(cfg.algo.name, loaded.user_attrs["signature"]["space"]).data
     ]
-    lines += ["", f"best trials (success rate at the last periodic evaluation), top {top}:"]
-    lines.append("| trial | success | " + " | ".join(keys) + " |")
-    lines.append("|---:|---:|" + "---|" * len(keys))
+    seeds = is_rejax(cfg.algo.name)
+    scored = "mean over seeds of the success rate" if seeds else "success rate"
+    lines += ["", f"best trials ({scored} at the last periodic evaluation), top {top}:"]
+    head = "| trial | success | worst seed | " if seeds else "| trial | success | "
+    lines.append(head + " | ".join(keys) + " |")
+    lines.append(("|---:|---:|---:|" if seeds else "|---:|---:|") + "---|" * len(keys))
     for t in complete[:top]:
         cells = " | ".join(_cell(t.params.get(k, "–")) for k in keys)
-        lines.append(f"| {t.number} | {t.value:.3f} | {cells} |")
+        worst = f" {t.user_attrs.get('worst_seed_success', float('nan')):.3f} |" if seeds else ""
+        lines.append(f"| {t.number} | {t.value:.3f} |{worst} {cells} |")
     out = study_dir(cfg) / REPORT_DIR
     out.mkdir(parents=True, exist_ok=True)
     plots = _plots(loaded, out)

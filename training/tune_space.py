@@ -25,7 +25,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from twolink_gym.training.algorithms import ALGORITHMS, check_hyperparams
+from twolink_gym.training.algorithms import algorithm_names, check_hyperparams
 
 __all__ = [
     "DEFAULT_SPACES",
@@ -68,6 +68,23 @@ DEFAULT_SPACES: dict[str, dict[str, dict[str, Any]]] = {
     },
     "sac": _OFF_POLICY,
     "tqc": _OFF_POLICY,
+    # rejax's PPO fields (twolink_gym.training.jax_hyperparams); num_minibatches must divide
+    # train.n_envs x num_steps, which powers of two do for the shipped configs' n_envs
+    "jax_ppo": {
+        "learning_rate": {"type": "float", "low": 1.0e-5, "high": 3.0e-3, "log": True},
+        "num_steps": {"type": "categorical", "choices": [32, 64, 128, 256]},
+        "num_minibatches": {"type": "categorical", "choices": [4, 8, 16, 32]},
+        "num_epochs": {"type": "categorical", "choices": [5, 10, 20]},
+        "gamma": {"type": "categorical", "choices": [0.95, 0.98, 0.99, 0.995, 0.999]},
+        "gae_lambda": {"type": "categorical", "choices": [0.9, 0.95, 0.98, 1.0]},
+        "clip_eps": {"type": "categorical", "choices": [0.1, 0.2, 0.3]},
+        "ent_coef": {"type": "float", "low": 1.0e-8, "high": 1.0e-2, "log": True},
+        "log_std_init": {"type": "float", "low": -2.0, "high": 0.0},
+        "agent_kwargs.hidden_layer_sizes": {
+            "type": "categorical",
+            "choices": {"small": [64, 64], "medium": [256, 256]},
+        },
+    },
 }
 
 
@@ -159,7 +176,8 @@ class SearchSpace:
     Attributes
     ----------
     algo : str
-        The algorithm (a key of :data:`~twolink_gym.training.algorithms.ALGORITHMS`).
+        The algorithm (one of
+        :func:`~twolink_gym.training.algorithms.algorithm_names`).
     dimensions : tuple of Dimension
     data : dict
         The declaration it was parsed from (stored with the study).
@@ -290,14 +308,15 @@ def parse_space(
 ) -> SearchSpace:
     """Parse and validate a search space for ``algo`` (its default if ``data`` is None).
 
-    Every key is checked against the algorithm's constructor with each of its
-    extreme values (both bounds, every choice), as the config's
-    ``algo.hyperparams`` are.
+    Every key is checked with each of its extreme values (both bounds, every
+    choice) as the config's ``algo.hyperparams`` are: against the algorithm's
+    constructor (SB3, SBX), or against the rejax fields and ranges of a
+    ``jax_*`` algorithm (:func:`~twolink_gym.training.jax_hyperparams.check_rejax_hyperparams`).
 
     Parameters
     ----------
     algo : str
-        A key of :data:`~twolink_gym.training.algorithms.ALGORITHMS`.
+        One of :func:`~twolink_gym.training.algorithms.algorithm_names`.
     data : mapping, optional
         ``{key: {type: ..., ...}}``; None: :data:`DEFAULT_SPACES` ``[algo]``.
     where : str
@@ -309,8 +328,10 @@ def parse_space(
         Naming the key: an unknown hyperparameter, an unknown ``type``, an
         empty or reversed range, empty choices, a value the constructor rejects.
     """
-    if algo not in ALGORITHMS:
-        raise ValueError(f"unknown algorithm {algo!r}; valid algorithms are {sorted(ALGORITHMS)}")
+    if algo not in algorithm_names():
+        raise ValueError(
+            f"unknown algorithm {algo!r}; valid algorithms are {sorted(algorithm_names())}"
+        )
     if data is None:
         if algo not in DEFAULT_SPACES:
             raise ValueError(f"{algo} has no default search space; pass --space FILE")
