@@ -130,19 +130,24 @@ def numba_runner(env_id: str, n: int, steps: int) -> Callable[[], Any]:
     return run
 
 
-def measure(make_run: Callable[[], Callable[[], Any]], repeats: int) -> dict[str, float]:
-    """Set-up and first call (compile) times, and the best of ``repeats`` timed calls [s]."""
+def measure(make_run: Callable[[], Callable[[], Any]], repeats: int) -> dict[str, Any]:
+    """Set-up and first call (compile) times, every timed call and the best of them [s]."""
     t0 = time.perf_counter()
     run = make_run()
     t1 = time.perf_counter()
     run()
     t2 = time.perf_counter()
-    best = float("inf")
+    calls = []
     for _ in range(repeats):
         start = time.perf_counter()
         run()
-        best = min(best, time.perf_counter() - start)
-    return {"setup_s": t1 - t0, "first_call_s": t2 - t1, "best_call_s": best}
+        calls.append(time.perf_counter() - start)
+    return {
+        "setup_s": t1 - t0,
+        "first_call_s": t2 - t1,
+        "best_call_s": min(calls),
+        "calls_s": calls,
+    }
 
 
 # -- report ----------------------------------------------------------------------

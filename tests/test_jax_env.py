@@ -205,3 +205,44 @@ def test_render_draws_a_jax_state_as_the_compiled_env_does(
     assert np.mean(frame != expected) < 1e-3  # the same picture (float32 state: a stray pixel)
     with pytest.raises(ValueError, match="one env's state"):
         tj.render(env, jax.tree.map(lambda a: jnp.stack([a, a]), state), params)
+
+
+def test_coulomb_terms_are_static_and_follow_the_config() -> None:
+    """``EnvParams.coulomb`` is on only for an arm (or a randomisation) with Coulomb friction.
+
+    Off, the dynamics leave the terms out: the same numbers for an arm whose
+    coefficients are 0 (exact zeros, as the compiled kernels' Coulomb-free
+    variant), different ones for an arm that has them.
+    """
+    from twolink_gym.jax.dynamics import rk4
+    from twolink_gym.jax.params import arm_of
+    from twolink_gym.realaigym.arm import arm as realaigym_arm
+
+    assert tj.make("TwoLinkBalance-v0")[1].coulomb is False
+    assert tj.make("TwoLinkSwingup-v0", params=realaigym_arm("C.1/1.0"))[1].coulomb is True
+    randomized = {"coulomb1": {"absolute": (0.0, 0.1)}}
+    assert tj.make("TwoLinkBalance-v0", randomize=randomized)[1].coulomb is True
+    assert tj.make("TwoLinkBalance-v0", randomize={"m2": (0.9, 1.1)})[1].coulomb is False
+    with jax.enable_x64(True):
+        x = (jnp.asarray(0.3), jnp.asarray(-0.2), jnp.asarray(0.7), jnp.asarray(-1.1))
+        for params, equal in (
+            (twolink_gym.ArmParams(), True),
+            (realaigym_arm("C.1/1.0"), False),
+        ):
+            arm = arm_of(params)
+            on = rk4(arm, *x, 0.5, -0.4, 0.02, 2, True)
+            off = rk4(arm, *x, 0.5, -0.4, 0.02, 2, False)
+            assert bool(np.all(np.asarray(on) == np.asarray(off))) is equal
+
+
+def test_split_among_splits_a_key_only_among_the_parts_that_draw() -> None:
+    from twolink_gym.jax.env import split_among
+
+    key = jax.random.key(7)
+    data = jax.random.key_data
+    one = split_among(key, (False, True, False))
+    assert all((data(k) == data(key)).all() for k in one)
+    two = split_among(key, (True, False, True))
+    expected = jax.random.split(key, 2)
+    assert (data(two[0]) == data(expected[0])).all() and (data(two[2]) == data(expected[1])).all()
+    assert not (data(two[0]) == data(two[2])).all()

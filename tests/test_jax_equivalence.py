@@ -76,6 +76,13 @@ CASES = {
     "swingup-pendubot": Case("TwoLinkPendubotSwingup-v0", {}, 750, free_steps=500),
     "realaigym-acrobot": Case("TwoLinkAcrobotSwingup-v0", _RAG, 750, free_steps=300),
     "realaigym-pendubot": Case("TwoLinkPendubotSwingup-v0", _RAG, 750, free_steps=500),
+    # the C.1/1.0 motors: rotor inertia and Coulomb friction (the twin's Coulomb terms on)
+    "realaigym-c10-acrobot": Case(
+        "TwoLinkAcrobotSwingup-v0",
+        {**_RAG, "params": realaigym_arm("C.1/1.0")},
+        750,
+        free_steps=300,
+    ),
 }
 #: The cases compared teacher-forced beyond their first free steps.
 TEACHER_FORCED = sorted(name for name, case in CASES.items() if case.free_steps is not None)
