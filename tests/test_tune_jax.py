@@ -10,6 +10,7 @@ What is checked against what:
   ``train.seeds + trial number``;
 * a continued study against the trial stored before it;
 * a pruned trial against its time logs (one evaluation, then stopped);
+* an interrupted trial: saved, failed and not counted, run again on the restart;
 * a bad search-space key against the file, the key and the allowed keys in the error.
 
 The search space varies ``log_std_init`` only: it is applied to the initial
@@ -187,6 +188,37 @@ def test_a_pruned_jax_trial_stops_after_the_evaluation_that_pruned_it(
         assert summary["timesteps"] == 128 < cfg.train.total_timesteps
         assert summary["stopped_early"] is True and summary["interrupted"] is False
     assert not (result.folder / "best.yaml").exists()
+
+
+def test_an_interrupted_jax_trial_is_kept_uncounted_and_run_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from twolink_gym.training import tune as tune_module
+
+    report_evaluation = tune_module._ReportSeedEvaluations.__call__
+
+    def ctrl_c(self: Any, steps: int, rows: Any) -> bool:  # Ctrl-C during the first segment
+        raise KeyboardInterrupt
+
+    cfg = tiny_config(tmp_path)
+    space = parse_space("jax_ppo", SPACE)
+    monkeypatch.setattr(tune_module._ReportSeedEvaluations, "__call__", ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        tune(cfg, trials=1, space=space)
+    folder = tmp_path / "runs" / "balance_jax_ppo_tune"
+    url = f"sqlite:///{folder / 'study.db'}"
+    [stopped] = optuna.load_study(study_name="balance_jax_ppo", storage=url).get_trials()
+    assert stopped.state == TrialState.FAIL and stopped.user_attrs["interrupted"]
+    assert counted_trials([stopped]) == []
+    for run in seed_folders(folder, 0):  # every seed saved as twolink train saves on Ctrl-C
+        summary = json.loads((run / "train_summary.json").read_text())
+        assert summary["interrupted"] is True and (run / "train_state.npz").is_file()
+    # the restart runs the study's one trial again, as a new trial
+    monkeypatch.setattr(tune_module._ReportSeedEvaluations, "__call__", report_evaluation)
+    result = tune(cfg, trials=1, space=space)
+    trials = optuna.load_study(study_name=result.study, storage=url).get_trials()
+    assert [t.state for t in trials] == [TrialState.FAIL, TrialState.COMPLETE]
+    check_trial_against_its_runs(folder, trials[1])
 
 
 def test_a_bad_space_key_names_the_file_the_key_and_the_allowed_keys(
