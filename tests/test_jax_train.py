@@ -15,6 +15,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -48,37 +49,77 @@ TINY = {
 }
 
 
-def _write_config(tmp: Path, **train: object) -> Path:
-    data = json.loads(json.dumps(TINY))
+#: A tiny jax_sac run: 2 seeds, 4 envs, updates from step 32 on, observations normalised.
+TINY_SAC = {
+    "env": {"task": "balance", "max_episode_steps": 20, "normalize_obs": True},
+    "algo": {
+        "name": "jax_sac",
+        "hyperparams": {
+            "buffer_size": 256,
+            "fill_buffer": 32,
+            "batch_size": 32,
+            "num_epochs": 2,
+            "agent_kwargs": {"activation": "relu", "hidden_layer_sizes": [16, 8]},
+        },
+    },
+    "train": {
+        "total_timesteps": 128,
+        "n_envs": 4,
+        "seeds": [1, 2],
+        "eval_freq": 64,
+        "eval_episodes": 2,
+    },
+    "evaluate": {"episodes": 3},
+}
+
+
+def _write_config(tmp: Path, base: dict[str, Any] = TINY, **train: object) -> Path:
+    data = json.loads(json.dumps(base))
     data["train"].update(output_dir=str(tmp / "runs"), **train)
-    path = tmp / "tiny_jax_ppo.yaml"
+    path = tmp / f"tiny_{data['algo']['name']}.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Two seeds of a tiny jax_ppo run trained at once through the CLI; the config's path.
+def xla_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """JAX's persistent compilation cache in a temporary folder, for this module's tests only.
 
-    JAX's persistent compilation cache (in a temporary folder, for this module's
-    tests only) lets the later trainings of the same program skip compiling it.
+    The later trainings of a program compiled once (resume, the uninterrupted
+    run it is compared with) skip compiling it.
     """
     pytest.importorskip("rejax")
     import jax
-    from twolink_gym.training.cli import main
 
-    tmp = tmp_path_factory.mktemp("jax_train")
     names = ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs")
     before = {name: getattr(jax.config, name) for name in names}
-    jax.config.update("jax_compilation_cache_dir", str(tmp / "xla_cache"))
+    jax.config.update("jax_compilation_cache_dir", str(tmp_path_factory.mktemp("xla_cache")))
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     try:
-        config = _write_config(tmp)
-        assert main(["train", str(config)]) == 0
-        yield config
+        yield
     finally:
         for name, value in before.items():
             jax.config.update(name, value)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory, xla_cache: None) -> Path:
+    """Two seeds of a tiny jax_ppo run trained at once through the CLI; the config's path."""
+    from twolink_gym.training.cli import main
+
+    config = _write_config(tmp_path_factory.mktemp("jax_train"))
+    assert main(["train", str(config)]) == 0
+    return config
+
+
+@pytest.fixture(scope="module")
+def trained_sac(tmp_path_factory: pytest.TempPathFactory, xla_cache: None) -> Path:
+    """Two seeds of a tiny jax_sac run trained at once through the CLI; the config's path."""
+    from twolink_gym.training.cli import main
+
+    config = _write_config(tmp_path_factory.mktemp("jax_sac"), TINY_SAC)
+    assert main(["train", str(config)]) == 0
+    return config
 
 
 @needs_rejax
@@ -371,3 +412,170 @@ def test_time_limit_bootstraps_the_value_of_the_final_observation() -> None:
     np.testing.assert_allclose(
         np.asarray(high.reward) - np.asarray(zero.reward), expected, rtol=1e-5
     )
+
+
+# -- jax_sac ------------------------------------------------------------------------
+
+
+@needs_rejax
+def test_sac_run_folders_and_numpy_policy_equal_rejax_deterministic_action(
+    trained_sac: Path,
+) -> None:
+    """Each seed's policy.npz gives rejax's squashed Gaussian at zero noise, to 1e-6 in float32.
+
+    The reference is rejax's own ``SquashedGaussianPolicy``: its distribution's
+    mean through its tanh bijector, scaled to the action space.
+    """
+    import jax
+    import jax.numpy as jnp
+    from twolink_gym.training.config import load_config
+    from twolink_gym.training.jax_export import NumpyPolicy
+    from twolink_gym.training.jax_program import build_program
+    from twolink_gym.training.jax_run_folders import load_states, seed_config
+
+    cfg = load_config(trained_sac)
+    dirs = [seed_config(cfg, s).run_dir for s in (1, 2)]
+    for run in dirs:
+        for name in ("config.yaml", "policy.npz", "agent.json", "train_state.npz"):
+            assert (run / name).is_file(), name
+        log = (run / "eval" / "time_log.csv").read_text().splitlines()
+        assert [int(line.split(",")[0]) for line in log[1:]] == [64, 128]
+        assert (run / "best" / "policy.npz").is_file()
+    program = build_program(cfg)
+    keys = jax.vmap(jax.random.PRNGKey)(jnp.asarray([1, 2], dtype=jnp.uint32))
+    state, steps = load_states(program.init(keys), dirs)
+    assert steps == 128
+    obs = np.random.default_rng(0).normal(0.0, 2.0, size=(64, 6)).astype(np.float32)
+    for i, run in enumerate(dirs):
+        seed_state = jax.tree.map(lambda x, i=i: x[i], state)
+        normalized = program.algo.normalize_obs(seed_state.obs_rms_state, jnp.asarray(obs))
+        expected = program.algo.actor.apply(
+            seed_state.actor_ts.params,
+            normalized,
+            method=lambda m, o: (
+                m.action_loc + m.bij.forward(m._action_dist(o).loc) * m.action_scale
+            ),
+        )
+        policy = NumpyPolicy.load(run / "policy.npz")
+        assert policy.output == "tanh"
+        # agent_kwargs.hidden_layer_sizes reached rejax's SAC (its own default is [64, 64])
+        assert [k.shape for k in policy.kernels] == [(6, 16), (16, 8), (8, 2)]
+        got = policy.predict(obs)[0]
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, np.asarray(expected, np.float32), atol=1e-6, rtol=0)
+        assert np.abs(got).max() > 1e-3 and np.abs(got).max() <= 1.0
+
+
+@needs_rejax
+def test_sac_resume_without_config_continues_exactly(trained_sac: Path, tmp_path: Path) -> None:
+    """A jax_sac group resumed from one seed's folder trains as one uninterrupted run does."""
+    import shutil
+
+    from twolink_gym.training.cli import main
+
+    resumed = tmp_path / "resumed"
+    shutil.copytree(trained_sac.parent / "runs", resumed / "runs")
+    run = resumed / "runs" / "balance_jax_sac_s2"
+    assert main(["train", "--resume", str(run), "--set", "train.total_timesteps=192"]) == 0
+    straight = tmp_path / "straight"
+    straight.mkdir()
+    assert main(["train", str(_write_config(straight, TINY_SAC, total_timesteps=192))]) == 0
+    for seed in (1, 2):
+        name = f"balance_jax_sac_s{seed}"
+        log = (resumed / "runs" / name / "eval" / "time_log.csv").read_text().splitlines()
+        assert [int(line.split(",")[0]) for line in log[1:]] == [64, 128, 192]
+        for file in ("policy.npz", "train_state.npz"):
+            with (
+                np.load(resumed / "runs" / name / file) as a,
+                np.load(straight / "runs" / name / file) as b,
+            ):
+                assert sorted(a.files) == sorted(b.files)
+                for key in a.files:
+                    np.testing.assert_array_equal(a[key], b[key], err_msg=f"{name}/{file}: {key}")
+
+
+@needs_rejax
+def test_sac_stores_the_final_observation_where_the_time_limit_cuts() -> None:
+    """Reach episodes of 3 steps: rejax's SAC stores the reset observation and done at the cut.
+
+    Ours stores the step's own observation and ``terminated`` (never, on reach);
+    every other transition, and every reward, is rejax's own (same keys, same
+    twin; equal to float32 rounding: rejax steps through the twin's jitted
+    ``step``, ours through ``step_env`` and ``reset_env``). The new episodes
+    after the cut are drawn with other keys, so ours continues from rejax's
+    (env states, observations and running statistics).
+    """
+    import jax
+    import rejax
+    from twolink_gym.training.jax_program import build_program
+
+    data = json.loads(json.dumps(TINY_SAC))
+    data["env"] = {"task": "reach", "max_episode_steps": 3}
+    data["train"].update(n_envs=4, seeds=None, seed=0, total_timesteps=24, eval_freq=24)
+    algo = build_program(config_from_dict(data, "cfg.yaml")).algo
+    ts_ours = ts_rejax = algo.init_state(jax.random.PRNGKey(0))
+    close = {"atol": 1e-5, "rtol": 0}
+    for t in range(6):
+        ts_ours, ours = algo.collect_transitions(ts_ours)
+        ts_rejax, theirs = rejax.SAC.collect_transitions(algo, ts_rejax)
+        np.testing.assert_allclose(np.asarray(ours.obs), np.asarray(theirs.obs), **close)
+        np.testing.assert_allclose(np.asarray(ours.reward), np.asarray(theirs.reward), **close)
+        last_rejax = np.asarray(ts_rejax.last_obs)
+        cut = t % 3 == 2
+        if not cut:  # at the cut each draws its new episodes with keys of its own
+            np.testing.assert_allclose(np.asarray(ts_ours.last_obs), last_rejax, **close)
+        assert not np.asarray(ours.done).any()
+        assert np.asarray(theirs.done).all() == cut and np.asarray(theirs.done).any() == cut
+        # rejax's next_obs is the observation the envs continue from (a new episode at the cut)
+        np.testing.assert_array_equal(np.asarray(theirs.next_obs), last_rejax)
+        gap = np.abs(np.asarray(ours.next_obs) - np.asarray(theirs.next_obs)).max(axis=1)
+        assert np.all(gap > 1e-2) if cut else np.all(gap < 1e-5), (t, gap)
+        ts_ours = ts_ours.replace(
+            last_obs=ts_rejax.last_obs,
+            env_state=ts_rejax.env_state,
+            obs_rms_state=ts_rejax.obs_rms_state,
+            rew_rms_state=ts_rejax.rew_rms_state,
+        )
+
+
+@needs_rejax
+def test_hyperparameter_table_is_rejax_sac() -> None:
+    """jax_sac takes rejax's SAC fields, less the reserved and the ones without effect here."""
+    import rejax
+    from twolink_gym.training.jax_hyperparams import (
+        HYPERPARAMETERS,
+        NOT_APPLICABLE,
+        RESERVED,
+        field_kinds,
+    )
+
+    kinds = field_kinds(rejax.SAC)
+    assert set(NOT_APPLICABLE["jax_sac"]) <= set(kinds)
+    expected = {k: v for k, v in kinds.items() if k not in NOT_APPLICABLE["jax_sac"]}
+    assert HYPERPARAMETERS["jax_sac"] == expected
+    assert set(RESERVED) | set(kinds) == {f.name for f in dataclasses.fields(rejax.SAC)} | {
+        "agent_kwargs"
+    }
+
+
+def test_sac_config_errors_name_the_key() -> None:
+    """target_entropy_ratio (discrete only) and PPO's log_std_init are refused by name."""
+    for key, match in (
+        ("target_entropy_ratio", "target_entropy_ratio does not apply to jax_sac"),
+        ("log_std_init", r"unknown key\(s\) \['log_std_init'\] for jax_sac"),
+    ):
+        data = json.loads(json.dumps(TINY_SAC))
+        data["algo"]["hyperparams"][key] = 0.5
+        with pytest.raises(ConfigError, match=match) as info:
+            config_from_dict(data, "cfg.yaml")
+        assert "cfg.yaml" in str(info.value)
+
+
+@needs_rejax
+def test_sac_fill_buffer_below_batch_size_is_refused() -> None:
+    from twolink_gym.training.jax_program import build_program
+
+    data = json.loads(json.dumps(TINY_SAC))
+    data["algo"]["hyperparams"].update(fill_buffer=16, batch_size=32)
+    with pytest.raises(ValueError, match=r"fill_buffer = 16 must be at least .*batch_size = 32"):
+        build_program(config_from_dict(data, "cfg.yaml"))

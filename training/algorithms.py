@@ -68,7 +68,7 @@ SBX_ALGORITHMS: dict[str, str] = {
 }
 
 #: rejax's algorithms by config name: the class name in the ``rejax`` package.
-REJAX_ALGORITHMS: dict[str, str] = {"jax_ppo": "PPO"}
+REJAX_ALGORITHMS: dict[str, str] = {"jax_ppo": "PPO", "jax_sac": "SAC"}
 
 #: How to install the JAX algorithms.
 JAX_INSTALL_HINT = 'pip install "twolink-gym[jax]"'

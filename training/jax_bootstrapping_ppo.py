@@ -16,7 +16,7 @@ def bootstrapping_ppo(cls: Any) -> Any:
     reach, which never terminates, every episode). This subclass collects the
     rollout as rejax does, but steps the twin without its auto-reset first
     (:meth:`~twolink_gym.jax.env.TwoLinkJaxEnv.step_env`, then
-    ``reset_env``, selected by ``done``: the order of the twin's ``step``), and on a
+    ``reset_env``, selected by ``done``: the order of the twin's ``step``, with keys split from the step's key), and on a
     truncated, not terminated step adds ``gamma · V(s_T)`` of the step's own final
     observation to the (normalised) reward, as SB3's PPO does with
     ``TimeLimit.truncated``. Other classes are returned unchanged.
@@ -28,7 +28,7 @@ def bootstrapping_ppo(cls: Any) -> Any:
     if not issubclass(cls, PPO):
         return cls
 
-    class BootstrappingPPO(cls):  # type: ignore[misc, valid-type]
+    class BootstrappingPPO(cls):
         def collect_trajectories(self, ts: Any) -> tuple[Any, Any]:
             twin = self.env
 

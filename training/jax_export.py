@@ -19,10 +19,13 @@ The action for an observation ``o`` (shape ``(obs_dim,)`` or ``(n, obs_dim)``) i
     x = act(x @ kernel_i + bias_i)                         # each hidden layer
     a = x @ kernel_last + bias_last                        # the Gaussian's mean
     a = clip(a, action_low, action_high)                   # output "clip" (rejax PPO)
+    a = loc + tanh(a) * scale                              # output "tanh" (rejax SAC)
 
-which is what rejax's PPO does with the mean of its ``GaussianPolicy`` (its
-``act`` samples, then clips to the action space; the deterministic action is
-the clipped mean). The observations are the env's raw ones: the statistics are
+with ``loc = (action_high + action_low) / 2`` and ``scale = (action_high -
+action_low) / 2``. "clip" is what rejax's PPO does with the mean of its
+``GaussianPolicy`` (its ``act`` samples, then clips to the action space; the
+deterministic action is the clipped mean); "tanh" is the action of rejax's
+``SquashedGaussianPolicy`` (SAC) at zero noise. The observations are the env's raw ones: the statistics are
 the training run's running mean and variance of the observations
 (``NormalizeObservationsMixin``), frozen at the moment of saving.
 
@@ -61,7 +64,7 @@ ACTIVATIONS: dict[str, Callable[[FloatArray], FloatArray]] = {
 }
 
 #: How the action head's output becomes an action in ``[low, high]``.
-OUTPUTS = ("clip",)
+OUTPUTS = ("clip", "tanh")
 
 
 class NumpyPolicy:
@@ -171,6 +174,10 @@ class NumpyPolicy:
         for k, b in zip(self.kernels[:-1], self.biases[:-1], strict=True):
             x = act(x @ k + b)
         x = x @ self.kernels[-1] + self.biases[-1]
+        if self.output == "tanh":
+            loc = (self.action_high + self.action_low) / np.float32(2.0)
+            scale = (self.action_high - self.action_low) / np.float32(2.0)
+            return np.asarray(loc + np.tanh(x) * scale, dtype=np.float32)
         return np.clip(x, self.action_low, self.action_high).astype(np.float32)
 
     def predict(
@@ -185,7 +192,11 @@ class NumpyPolicy:
 
 
 def _dense_layers(params: Mapping[str, Any]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The (kernel, bias) pairs of a rejax ``GaussianPolicy``'s parameters, input to output."""
+    """The (kernel, bias) pairs of a rejax policy's mean, input to output.
+
+    The hidden layers ``features/Dense_<i>`` and the head ``action_mean`` of a
+    ``GaussianPolicy`` (PPO) or ``SquashedGaussianPolicy`` (SAC).
+    """
     p = params["params"]
     features = p["features"]
     names = sorted(features, key=lambda k: int(k.split("_")[-1]))
@@ -200,8 +211,9 @@ def export_policy(
     action_low: Any,
     action_high: Any,
     obs_rms: tuple[Any, Any] | None,
+    output: str = "clip",
 ) -> NumpyPolicy:
-    """The numpy policy of one seed's trained rejax PPO actor.
+    """The numpy policy of one seed's trained rejax actor (PPO or SAC).
 
     Parameters
     ----------
@@ -214,12 +226,14 @@ def export_policy(
     obs_rms : (mean, var) or None
         ``train_state.obs_rms_state``'s mean and variance ``(obs_dim,)`` if the
         observations were normalised.
+    output : str
+        A name of :data:`OUTPUTS`: ``"clip"`` for PPO's actor, ``"tanh"`` for SAC's.
     """
     arrays: dict[str, Any] = {}
     for i, (k, b) in enumerate(_dense_layers(actor_params)):
         arrays[f"kernel_{i}"], arrays[f"bias_{i}"] = k, b
     arrays["activation"] = activation
-    arrays["output"] = "clip"
+    arrays["output"] = output
     dim = arrays[f"bias_{i}"].shape[0]
     arrays["action_low"] = np.broadcast_to(np.asarray(action_low, np.float32), (dim,))
     arrays["action_high"] = np.broadcast_to(np.asarray(action_high, np.float32), (dim,))

@@ -26,8 +26,10 @@ from twolink_gym.training.jax_export import ACTIVATIONS
 
 __all__ = [
     "AGENT_KWARGS",
+    "DEFAULT_ACTIVATION",
     "HYPERPARAMETERS",
     "INITIAL_STATE_KEYS",
+    "NOT_APPLICABLE",
     "RESERVED",
     "check_rejax_hyperparams",
     "field_kinds",
@@ -71,7 +73,33 @@ HYPERPARAMETERS: dict[str, dict[str, str]] = {
         "agent_kwargs": "mapping",
         "log_std_init": "number",
     },
+    "jax_sac": {
+        "learning_rate": "number",
+        "gamma": "number",
+        "max_grad_norm": "number",
+        "target_update_freq": "int",
+        "polyak": "number",
+        "reward_normalization_discount": "number",
+        "buffer_size": "int",
+        "fill_buffer": "int",
+        "batch_size": "int",
+        "num_critics": "int",
+        "num_epochs": "int",
+        "agent_kwargs": "mapping",
+    },
 }
+
+#: Fields of a rejax class that do nothing on the twin, refused with the reason.
+NOT_APPLICABLE: dict[str, dict[str, str]] = {
+    "jax_ppo": {},
+    "jax_sac": {
+        "target_entropy_ratio": "rejax's SAC reads it for discrete actions only; on the "
+        "twin's continuous torques its target entropy is -action_dim",
+    },
+}
+
+#: The hidden layers' activation when ``agent_kwargs.activation`` is not given (rejax's).
+DEFAULT_ACTIVATION = {"jax_ppo": "swish", "jax_sac": "relu"}
 
 #: Hyperparameters of ours, not rejax fields: applied to the initial train state.
 #: ``log_std_init``: the Gaussian policy's initial log standard deviation (rejax
@@ -95,6 +123,12 @@ _RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "num_steps": (1, math.inf, True, False),
     "num_epochs": (1, math.inf, True, False),
     "num_minibatches": (1, math.inf, True, False),
+    "polyak": (0.0, 1.0, True, True),
+    "target_update_freq": (1, math.inf, True, False),
+    "buffer_size": (1, math.inf, True, False),
+    "fill_buffer": (0, math.inf, True, False),
+    "batch_size": (1, math.inf, True, False),
+    "num_critics": (1, math.inf, True, False),
 }
 
 
@@ -151,6 +185,8 @@ def check_rejax_hyperparams(name: str, hyperparams: Mapping[str, Any]) -> None:
     if reserved:
         where = sorted({RESERVED[k] for k in reserved})
         raise ValueError(f"{reserved} are set from {where}, not algo.hyperparams")
+    for key in sorted(set(hyperparams) & set(NOT_APPLICABLE[name])):
+        raise ValueError(f"{key} does not apply to {name}: {NOT_APPLICABLE[name][key]}")
     unknown = sorted(set(hyperparams) - set(kinds))
     if unknown:
         raise ValueError(f"unknown key(s) {unknown} for {name}; valid keys are {sorted(kinds)}")

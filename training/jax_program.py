@@ -20,9 +20,58 @@ import numpy as np
 from twolink_gym.training.algorithms import JAX_INSTALL_HINT, BackendNotInstalledError
 from twolink_gym.training.config import RunConfig
 from twolink_gym.training.jax_bootstrapping_ppo import bootstrapping_ppo
-from twolink_gym.training.jax_hyperparams import INITIAL_STATE_KEYS, rejax_class
+from twolink_gym.training.jax_bootstrapping_sac import bootstrapping_sac
+from twolink_gym.training.jax_hyperparams import (
+    DEFAULT_ACTIVATION,
+    INITIAL_STATE_KEYS,
+    rejax_class,
+)
 
-__all__ = ["Program", "build_program", "compile_program", "make_env", "with_log_std"]
+__all__ = [
+    "SPECS",
+    "AlgorithmSpec",
+    "Program",
+    "build_program",
+    "compile_program",
+    "deterministic_action",
+    "make_env",
+    "with_log_std",
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class AlgorithmSpec:
+    """How the trainer drives one rejax algorithm.
+
+    Attributes
+    ----------
+    subclass : callable
+        rejax class → the subclass trained (the time limit bootstrapped).
+    output : str
+        How the actor's mean becomes the deterministic action: ``"clip"`` (PPO's
+        Gaussian: the mean clipped to the action space) or ``"tanh"`` (SAC's
+        squashed Gaussian: ``loc + tanh(mean) · scale``); a name of
+        :data:`~twolink_gym.training.jax_export.OUTPUTS`.
+    on_policy : bool
+        An iteration collects ``num_steps`` steps of every env (PPO), or one step
+        of every env followed by ``num_epochs`` updates from the replay buffer (SAC).
+    layers_in_agent_kwargs : bool
+        rejax's ``create`` reads ``hidden_layer_sizes`` inside ``agent_kwargs``
+        (PPO), or as a keyword of its own (SAC: its ``agent_kwargs`` entry is
+        replaced by the default (64, 64)).
+    """
+
+    subclass: Callable[[Any], Any]
+    output: str
+    on_policy: bool
+    layers_in_agent_kwargs: bool
+
+
+#: The ``jax_*`` algorithms by config name.
+SPECS: dict[str, AlgorithmSpec] = {
+    "jax_ppo": AlgorithmSpec(bootstrapping_ppo, "clip", True, True),
+    "jax_sac": AlgorithmSpec(bootstrapping_sac, "tanh", False, False),
+}
 
 
 def _make_env(env_cfg: Any) -> tuple[Any, Any]:
@@ -62,6 +111,7 @@ class Program:
     iterations: int
     segment_steps: int
     activation: str
+    output: str
     action_low: np.ndarray
     action_high: np.ndarray
 
@@ -81,23 +131,18 @@ def build_program(cfg: RunConfig) -> Program:
                 f"{cfg.source}: {key} is not available to the jax_* algorithms "
                 "(the twin's agent acts on the flat observation); use an SB3 algorithm"
             )
-    cls = bootstrapping_ppo(rejax_class(cfg.algo.name))
+    spec = SPECS[cfg.algo.name]
+    cls = spec.subclass(rejax_class(cfg.algo.name))
     env, params = make_env(cfg.env.for_training())
     eval_env, eval_params = make_env(cfg.env)
     hp = {k: v for k, v in cfg.algo.hyperparams.items() if k not in INITIAL_STATE_KEYS}
     agent_kwargs = dict(hp.pop("agent_kwargs", {}))
-    activation = str(agent_kwargs.get("activation", "swish"))
+    activation = str(agent_kwargs.get("activation", DEFAULT_ACTIVATION[cfg.algo.name]))
     agent_kwargs["activation"] = activation
+    if not spec.layers_in_agent_kwargs and "hidden_layer_sizes" in agent_kwargs:
+        hp["hidden_layer_sizes"] = agent_kwargs.pop("hidden_layer_sizes")
     tc = cfg.train
-    num_steps = int(hp.get("num_steps", 64))
-    minibatches = int(hp.get("num_minibatches", 16))
-    iteration = tc.n_envs * num_steps
-    if iteration % minibatches:
-        raise ValueError(
-            f"{cfg.source}: train.n_envs x algo.hyperparams.num_steps = {tc.n_envs} x "
-            f"{num_steps} = {iteration} steps per iteration is not divisible by "
-            f"algo.hyperparams.num_minibatches = {minibatches}"
-        )
+    iteration = _iteration_steps(cfg, spec, hp)
     every = tc.eval_freq or max(tc.total_timesteps // 20, 1)
     iterations = max(1, math.ceil(every / iteration))
     algo = cls.create(
@@ -113,19 +158,18 @@ def build_program(cfg: RunConfig) -> Program:
         **hp,
     )
     space = env.action_space(params)
-    low = np.asarray(space.low, np.float32)
-    high = np.asarray(space.high, np.float32)
+    low = np.broadcast_to(np.asarray(space.low, np.float32), space.shape)
+    high = np.broadcast_to(np.asarray(space.high, np.float32), space.shape)
     normalize = cfg.env.normalize_obs
     episodes = tc.eval_episodes
     max_steps = int(eval_params.max_steps_in_episode)
 
+    action = deterministic_action(algo, spec.output)
+
     def act(ts: Any, obs: Any) -> Any:
         if normalize:
             obs = algo.normalize_obs(ts.obs_rms_state, obs)
-        mean = algo.actor.apply(
-            ts.actor_ts.params, obs, method=lambda m, o: m.action_mean(m.features(o))
-        )
-        return jnp.clip(mean, low, high)
+        return action(ts.actor_ts.params, obs)
 
     def evaluate(ts: Any, key: Any) -> tuple[Any, Any, Any]:
         reset_keys = jax.random.split(key, episodes)
@@ -162,9 +206,69 @@ def build_program(cfg: RunConfig) -> Program:
         iterations=iterations,
         segment_steps=iterations * iteration,
         activation=activation,
+        output=spec.output,
         action_low=low,
         action_high=high,
     )
+
+
+def _iteration_steps(cfg: RunConfig, spec: AlgorithmSpec, hp: dict[str, Any]) -> int:
+    """Env steps (all envs) of one training iteration; raise on settings that do not fit."""
+    n_envs = cfg.train.n_envs
+    if spec.on_policy:
+        num_steps = int(hp.get("num_steps", 64))
+        minibatches = int(hp.get("num_minibatches", 16))
+        iteration = n_envs * num_steps
+        if iteration % minibatches:
+            raise ValueError(
+                f"{cfg.source}: train.n_envs x algo.hyperparams.num_steps = {n_envs} x "
+                f"{num_steps} = {iteration} steps per iteration is not divisible by "
+                f"algo.hyperparams.num_minibatches = {minibatches}"
+            )
+        return iteration
+    buffer_size = int(hp.get("buffer_size", 131_072))
+    fill_buffer = int(hp.get("fill_buffer", 2_048))
+    batch_size = int(hp.get("batch_size", 256))
+    if fill_buffer < batch_size:
+        # rejax samples without replacement from the entries stored so far
+        raise ValueError(
+            f"{cfg.source}: algo.hyperparams.fill_buffer = {fill_buffer} must be at least "
+            f"algo.hyperparams.batch_size = {batch_size} (updates start after fill_buffer steps "
+            "and sample batch_size distinct stored transitions)"
+        )
+    if buffer_size < max(n_envs, fill_buffer + n_envs):
+        raise ValueError(
+            f"{cfg.source}: algo.hyperparams.buffer_size = {buffer_size} must be at least "
+            f"fill_buffer + train.n_envs = {fill_buffer + n_envs}"
+        )
+    return n_envs
+
+
+def deterministic_action(algo: Any, output: str) -> Callable[[Any, Any], Any]:
+    """The deterministic action of ``algo``'s actor: ``(actor params, obs (n, obs_dim)) → (n, a)``.
+
+    ``"clip"``: the Gaussian's mean clipped to the action space (rejax's
+    ``GaussianPolicy``); ``"tanh"``: ``action_loc + tanh(mean) · action_scale``
+    (rejax's ``SquashedGaussianPolicy`` at zero noise). Observations already
+    normalised.
+    """
+    import jax.numpy as jnp
+
+    space = algo.env.action_space(algo.env_params)
+    low, high = jnp.asarray(space.low), jnp.asarray(space.high)
+
+    def clipped(m: Any, obs: Any) -> Any:
+        return jnp.clip(m.action_mean(m.features(obs)), low, high)
+
+    def squashed(m: Any, obs: Any) -> Any:
+        return m.action_loc + jnp.tanh(m.action_mean(m.features(obs))) * m.action_scale
+
+    method = {"clip": clipped, "tanh": squashed}[output]
+
+    def action(params: Any, obs: Any) -> Any:
+        return algo.actor.apply(params, obs, method=method)
+
+    return action
 
 
 def compile_program(

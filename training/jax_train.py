@@ -1,18 +1,21 @@
 """``twolink train`` for the ``jax_*`` algorithms: rejax on the JAX twin, every seed at once.
 
-A config with ``algo.name: jax_ppo`` trains rejax's ``PPO`` on the functional
-twin of its env (:func:`twolink_gym.jax.make` with the config's env settings),
-all of ``train.seeds`` in one computation: the train states of the seeds are
-stacked along a leading axis and every step of training is ``jax.vmap``-ed over
-it and compiled once with ``jax.jit``.
+A config with ``algo.name: jax_ppo`` (or ``jax_sac``) trains rejax's ``PPO``
+(``SAC``) on the functional twin of its env (:func:`twolink_gym.jax.make` with
+the config's env settings), all of ``train.seeds`` in one computation: the train
+states of the seeds are stacked along a leading axis and every step of training
+is ``jax.vmap``-ed over it and compiled once with ``jax.jit``
+(:mod:`~twolink_gym.training.jax_program`).
 
-Training runs in **segments** of whole PPO iterations (``train.eval_freq``
-steps rounded up to ``n_envs · num_steps``): one compiled call per segment, then,
+Training runs in **segments** of whole iterations (``train.eval_freq`` steps
+rounded up to ``n_envs · num_steps`` for PPO, to ``n_envs`` for SAC, whose
+iteration is one step of every env): one compiled call per segment, then,
 on the host, a periodic evaluation of every seed (also compiled, on the twin of
 the evaluation env, deterministic actions), the progress line, the time log,
 TensorBoard scalars and the resume state of every seed. Segments chain exactly:
-rejax's PPO keeps everything it learns with in its train state (constant
-learning rate, the random key, the envs' states, the running statistics), so a
+rejax's algorithms keep everything they learn with in their train state
+(constant learning rate, the random key, the envs' states, the running
+statistics, SAC's replay buffer), so a
 run cut into segments and one run in a single call go the same way, and
 ``--resume`` continues from the last segment saved. Ctrl-C stops at the end of
 the running segment's compiled call and saves what the last segment produced.
@@ -314,7 +317,9 @@ def _policy_of(program: Program, cfg: RunConfig, state: Any, i: int) -> NumpyPol
     rms = None
     if cfg.env.normalize_obs:
         rms = (np.asarray(state.obs_rms_state.mean[i]), np.asarray(state.obs_rms_state.var[i]))
-    return export_policy(params, program.activation, program.action_low, program.action_high, rms)
+    return export_policy(
+        params, program.activation, program.action_low, program.action_high, rms, program.output
+    )
 
 
 def _save_segment(
