@@ -579,3 +579,13 @@ def test_sac_fill_buffer_below_batch_size_is_refused() -> None:
     data["algo"]["hyperparams"].update(fill_buffer=16, batch_size=32)
     with pytest.raises(ValueError, match=r"fill_buffer = 16 must be at least .*batch_size = 32"):
         build_program(config_from_dict(data, "cfg.yaml"))
+
+
+def test_evaluation_means_are_taken_in_float64() -> None:
+    """19 successes in 20 episodes log as 0.95 exactly (a float32 mean gives 0.9499999881)."""
+    from twolink_gym.training.jax_train import mean64
+
+    success = np.array([1.0] * 19 + [0.0], dtype=np.float32)
+    assert float(np.mean(success)) != 0.95  # the float32 mean this guards against
+    assert mean64(success) == 0.95
+    assert mean64(np.array([1.0] * 18 + [0.0] * 2, dtype=np.float32)) == 0.9

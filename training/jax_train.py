@@ -78,6 +78,20 @@ class JaxTrainResult:
     stopped_early: bool = False
 
 
+def mean64(values: Any) -> float:
+    """Mean of one seed's evaluation values, taken in float64.
+
+    The twin evaluates in JAX's default float32, whose mean of 19 successes in
+    20 is 0.9499999881: below a 95 % target that the episodes met.
+
+    Parameters
+    ----------
+    values : array_like, shape (episodes,)
+        Per-episode successes (0/1) or returns.
+    """
+    return float(np.mean(np.asarray(values, dtype=np.float64)))
+
+
 def _progress(steps: int, planned: int, wall: float, rows: Sequence[dict[str, float]]) -> str:
     success = [r["success_rate"] for r in rows]
     returns = [r["mean_return"] for r in rows]
@@ -220,8 +234,8 @@ def train_jax(
                         "train_time_s": round(t_off + train_clock, 3),
                         "eval_time_s": round(e_off + eval_time, 3),
                         "wall_time_s": round(t_off + e_off + train_clock + eval_time, 3),
-                        "success_rate": float(np.mean(success[i])),
-                        "mean_return": float(np.mean(returns[i])),
+                        "success_rate": mean64(success[i]),
+                        "mean_return": mean64(returns[i]),
                         "episodes": int(returns.shape[1]),
                     }
                     log.add(row, returns[i], lengths[i], success[i])
