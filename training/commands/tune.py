@@ -100,10 +100,13 @@ def run(args: argparse.Namespace) -> int:
             )
             return 130
         best = result.best
-        print(
-            f"study {result.study!r} ({result.storage}): {result.trials} trials"
-            + (f"; best trial {best.number}, success rate {best.value:.3f}" if best else "")
-        )
+        score = ""
+        if best is not None:
+            score = f"; best trial {best.number}, success rate {best.value:.3f}"
+            if "worst_seed_success" in best.user_attrs:  # a jax_* study: seeds at once
+                worst = best.user_attrs["worst_seed_success"]
+                score += f" (mean over seeds; worst seed {worst:.3f})"
+        print(f"study {result.study!r} ({result.storage}): {result.trials} trials{score}")
         if result.best_yaml is not None:
             print(f"best config: {result.best_yaml} (twolink train {result.best_yaml})")
     if args.report:
