@@ -1303,6 +1303,7 @@ TIME_TO_SOLVE = (
     ),
     _jax_solve_times("balance_jax_ppo"),
     _jax_solve_times("reach_jax_ppo"),
+    _jax_solve_times("swingup_jax_ppo"),
     _solve_times("track_ppo", "track_ppo_v07", final=True),
     _solve_times("realaigym_pendubot_sac", "rag_pendubot_sbx", final=False),
     _solve_times("realaigym_pendubot_sac_smooth", "rag_pend_smooth", final=False),
