@@ -4,7 +4,33 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["bootstrapping_ppo"]
+__all__ = ["bootstrapping_ppo", "step_with_final_obs"]
+
+
+def step_with_final_obs(
+    twin: Any, key: Any, state: Any, action: Any, params: Any
+) -> tuple[Any, Any, Any, Any, Any, Any]:
+    """One step of one twin copy with auto-reset that also returns the step's own observation.
+
+    The twin's :meth:`~twolink_gym.jax.env.TwoLinkJaxEnv.step_env`, then
+    ``reset_env`` selected by ``done`` (the order of the twin's ``step``, with the
+    two keys split from ``key``).
+
+    Returns
+    -------
+    tuple
+        ``(obs, state, reward, done, info, final_obs)``: ``obs`` and ``state`` the
+        ones the copy continues from (a new episode's where ``done``), ``final_obs``
+        the observation the step reached before any reset.
+    """
+    import jax
+    import jax.numpy as jnp
+
+    key_step, key_reset = jax.random.split(key)
+    final_obs, state_st, reward, done, info = twin.step_env(key_step, state, action, params)
+    obs_re, state_re = twin.reset_env(key_reset, params)
+    state = jax.tree.map(lambda r, s: jnp.where(done, r, s), state_re, state_st)
+    return jnp.where(done, obs_re, final_obs), state, reward, done, info, final_obs
 
 
 def bootstrapping_ppo(cls: Any) -> Any:
@@ -33,12 +59,11 @@ def bootstrapping_ppo(cls: Any) -> Any:
             twin = self.env
 
             def twin_step(key: Any, state: Any, action: Any, params: Any) -> tuple[Any, ...]:
-                key_step, key_reset = jax.random.split(key)
-                obs, state_st, reward, done, info = twin.step_env(key_step, state, action, params)
-                obs_re, state_re = twin.reset_env(key_reset, params)
-                state = jax.tree.map(lambda r, s: jnp.where(done, r, s), state_re, state_st)
+                obs, state, reward, done, info, final_obs = step_with_final_obs(
+                    twin, key, state, action, params
+                )
                 cut = jnp.logical_and(info["truncated"], jnp.logical_not(info["terminated"]))
-                return jnp.where(done, obs_re, obs), state, reward, done, obs, cut
+                return obs, state, reward, done, final_obs, cut
 
             vmap_step = jax.vmap(twin_step, in_axes=(0, 0, 0, None))
 

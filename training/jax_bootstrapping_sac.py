@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from twolink_gym.training.jax_bootstrapping_ppo import step_with_final_obs
+
 __all__ = ["bootstrapping_sac"]
 
 
@@ -31,7 +33,6 @@ def bootstrapping_sac(cls: Any) -> Any:
     every episode end). Other classes are returned unchanged.
     """
     import jax
-    import jax.numpy as jnp
     from rejax.algos.sac import SAC
     from rejax.buffers import Minibatch
 
@@ -43,11 +44,10 @@ def bootstrapping_sac(cls: Any) -> Any:
             twin = self.env
 
             def twin_step(key: Any, state: Any, action: Any, params: Any) -> tuple[Any, ...]:
-                key_step, key_reset = jax.random.split(key)
-                obs, state_st, reward, done, info = twin.step_env(key_step, state, action, params)
-                obs_re, state_re = twin.reset_env(key_reset, params)
-                state = jax.tree.map(lambda r, s: jnp.where(done, r, s), state_re, state_st)
-                return jnp.where(done, obs_re, obs), state, reward, done, obs, info["terminated"]
+                obs, state, reward, done, info, final_obs = step_with_final_obs(
+                    twin, key, state, action, params
+                )
+                return obs, state, reward, done, final_obs, info["terminated"]
 
             vmap_step = jax.vmap(twin_step, in_axes=(0, 0, 0, None))
 
