@@ -131,7 +131,7 @@ def test_the_catch_holds_until_the_release_level_and_restarts_with_an_episode():
     np.testing.assert_array_equal(flags[:, 0], [1, 0, 1, 0, 1])
     _, flags = controller.predict(obs, was[:, None].astype(float), np.ones(5, dtype=bool))
     np.testing.assert_array_equal(flags[:, 0], [1, 0, 0, 0, 0])  # a new episode: not caught
-    with pytest.raises(ValueError, match=r"state must be the caught flags of shape \(5, 1\)"):
+    with pytest.raises(ValueError, match=r"state must be the modes of shape \(5, 1\)"):
         controller.predict(obs, np.zeros((5, 2)))
 
 

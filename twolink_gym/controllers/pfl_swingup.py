@@ -30,6 +30,20 @@ missing and removed when there is too much; the PD part keeps the motor
 joint near its upright pose (``q1* = π/2`` for the pendubot's link 1,
 ``q2* = 0``, a straight arm, for the acrobot).
 
+Braking (optional)
+------------------
+The pump's commanded acceleration is bounded (``ka``) and the PD part fights
+it, so an arm left far above the upright's energy (a push, a fall that spins
+the arm) sheds its excess slowly; the acrobot's PD holds the elbow nearly
+still, and ``τ_2 q̇_2`` then removes almost nothing. With ``brake_level`` set,
+a row whose excess energy ``E - E*`` exceeds ``brake_level`` switches to a
+braking law: the motor damps its own joint, ``τ_a = -brake_gain · q̇_a``
+(saturated by the motor's limit), and nothing else, so the motor joint moves
+freely and ``dE/dt = τ_a q̇_a - q̇ᵀ F q̇ = -brake_gain q̇_a² - q̇ᵀ F q̇ ≤ 0``
+(while unsaturated; saturated, ``-|τ_max| |q̇_a|``): energy only decreases.
+The row returns to the swing-up law once ``E - E*`` is below ``brake_exit``
+(hysteresis). The catch, when it takes a row, overrides the brake.
+
 Catch
 -----
 A discrete LQR about the upright designed on the one-input linearisation
@@ -51,10 +65,11 @@ for ``catch_horizon`` seconds, brings it into the level set. That is a membershi
 LQR's region of attraction by simulation, the way the level set itself was
 estimated, at the state where it is needed: the acrobot's level set is thin,
 and most of the states its swing-up passes close to the upright lie outside
-it but inside the region. Which rows are caught is the
+it but inside the region. Which law drives each row is the
 controller's state, returned by :meth:`predict` in SB3's recurrent-state slot
-(shape ``(n, 1)``, 1.0 caught) and reset where ``episode_start`` is true; with
-``state=None`` the controller uses the state it returned last.
+(shape ``(n, 1)``: 0.0 swing-up law, 1.0 caught, 2.0 braking) and reset to 0
+where ``episode_start`` is true; with ``state=None`` the controller uses the
+state it returned last.
 """
 
 from __future__ import annotations
@@ -181,6 +196,15 @@ class PFLSwingupController(Controller):
         ``catch_level <= dxᵀ P dx <= release_level`` is also caught if the LQR,
         simulated on the model for this long, brings it below ``catch_level``
         (module notes).
+    brake_level : float
+        Excess energy ``E - E*`` [J] above which a row brakes (module notes),
+        > 0; ``inf`` (default): never.
+    brake_exit : float
+        Excess energy [J] below which a braking row returns to the swing-up
+        law, ``<= brake_level`` (default: ``brake_level / 2``).
+    brake_gain : float
+        Damping of the braking law [N·m·s/rad], ``τ_a = -brake_gain · q̇_a``
+        before saturation, > 0 (default 1).
     Q, R : array_like, optional
         The catch LQR's weights (default: the subclass's ``default_weights``,
         else those of :class:`~twolink_gym.controllers.lqr.LQRController`).
@@ -224,6 +248,9 @@ class PFLSwingupController(Controller):
         catch_level: float | None = None,
         release_level: float | None = None,
         catch_horizon: float | None = None,
+        brake_level: float = math.inf,
+        brake_exit: float | None = None,
+        brake_gain: float = 1.0,
         Q: ArrayLike | None = None,
         R: ArrayLike | None = None,
     ) -> None:
@@ -250,6 +277,15 @@ class PFLSwingupController(Controller):
                 f"release_level must be >= catch_level ({self.catch_level}), "
                 f"got {self.release_level}"
             )
+        self.brake_level = _positive_or_inf(brake_level, "brake_level")
+        self.brake_exit = (
+            self.brake_level / 2 if brake_exit is None else _non_negative(brake_exit, "brake_exit")
+        )
+        if self.brake_exit > self.brake_level:
+            raise ValueError(
+                f"brake_exit must be <= brake_level ({self.brake_level}), got {brake_exit!r}"
+            )
+        self.brake_gain = positive_number(brake_gain, "brake_gain")
         (self.active,) = ACTUATIONS[self.actuation]
         if self.default_weights is not None:
             Q = self.default_weights[0] if Q is None else Q
@@ -279,6 +315,32 @@ class PFLSwingupController(Controller):
         """The swing-up law's torques [N·m] (before saturation; 0 at the passive joint), ``(n, 2)``."""
         x = np.atleast_2d(np.asarray(state, dtype=np.float64))
         return collocated_pfl_torque(self.params, x, self.commanded_acceleration(x), self.active)
+
+    def excess_energy(self, state: ArrayLike) -> Array:
+        """``E - E*`` [J] of states ``(n, 4)``, ``(n,)``."""
+        x = np.atleast_2d(np.asarray(state, dtype=np.float64))
+        return np.asarray(total_energy(self.params, x) - self.target_energy)
+
+    def braking(self, state: ArrayLike, braking_before: ArrayLike) -> NDArray[np.bool_]:
+        """Which rows the braking law drives now (before the catch), ``(n,)``.
+
+        Parameters
+        ----------
+        state : array_like, shape (n, 4)
+            Arm states.
+        braking_before : array_like of bool, shape (n,)
+            Which rows braked at the previous step.
+        """
+        excess = self.excess_energy(state)
+        before = np.asarray(braking_before, dtype=bool)
+        return np.asarray((excess > self.brake_level) | (before & (excess > self.brake_exit)))
+
+    def brake_torque(self, state: ArrayLike) -> Array:
+        """The braking law's torques [N·m], ``-brake_gain · q̇_a`` at the motor (0 at the passive joint), ``(n, 2)``."""
+        x = np.atleast_2d(np.asarray(state, dtype=np.float64))
+        tau = np.zeros((x.shape[0], 2))
+        tau[:, self.active] = -self.brake_gain * x[:, 2 + self.active]
+        return tau
 
     def caught(self, state_x: ArrayLike, caught_before: ArrayLike) -> NDArray[np.bool_]:
         """Which rows the LQR drives now, ``(n,)``.
@@ -324,29 +386,35 @@ class PFLSwingupController(Controller):
             np.clip(y[:, 2:], -DEFAULT_MAX_SPEED, DEFAULT_MAX_SPEED, out=y[:, 2:])
         return np.asarray(self.design.cost_to_go(y) < self.catch_level)
 
-    def _previous(self, state: Any, episode_start: NDArray[np.bool_], n: int) -> NDArray[np.bool_]:
-        """The caught flags of the previous step (none at an episode start)."""
+    def _previous(self, state: Any, episode_start: NDArray[np.bool_], n: int) -> Array:
+        """The modes of the previous step (0 swing-up, 1 caught, 2 braking; 0 at an episode start), ``(n,)``."""
         if state is None and self._memory is not None and self._memory.shape == (n, 1):
             state = self._memory
         if state is None:
-            return np.zeros(n, dtype=bool)
+            return np.zeros(n)
         flags = np.asarray(state, dtype=np.float64)
-        if flags.shape != (n, 1) or not np.all(np.isin(flags, (0.0, 1.0))):
+        if flags.shape != (n, 1) or not np.all(np.isin(flags, (0.0, 1.0, 2.0))):
             raise ValueError(
-                f"state must be the caught flags of shape ({n}, 1) (0.0 or 1.0) returned by "
+                f"state must be the modes of shape ({n}, 1) (0.0, 1.0 or 2.0) returned by "
                 f"{type(self).__name__}.predict, got shape {flags.shape}"
             )
-        return (flags[:, 0] == 1.0) & ~episode_start
+        return np.where(episode_start, 0.0, flags[:, 0])
 
     def _torque(
         self, decoded: DecodedObservation, state: Any, episode_start: NDArray[np.bool_]
     ) -> tuple[Array, Array]:
         x = decoded.state
-        catch = self.caught(x, self._previous(state, episode_start, x.shape[0]))
+        before = self._previous(state, episode_start, x.shape[0])
+        catch = self.caught(x, before == 1.0)
         tau = self.swing_torque(x)
+        brake = np.zeros_like(catch)
+        if not math.isinf(self.brake_level):
+            brake = self.braking(x, before == 2.0) & ~catch
+            if brake.any():
+                tau[brake] = self.brake_torque(x[brake])
         if catch.any():
             tau[catch] = self.design.torque(x[catch])
-        flags = catch.astype(np.float64)[:, None]
+        flags = (catch.astype(np.float64) + 2.0 * brake)[:, None]
         self._memory = flags.copy()
         return tau, flags
 
@@ -354,7 +422,9 @@ class PFLSwingupController(Controller):
         return (
             f"{type(self).__name__}(actuation={self.actuation!r}, kp={self.kp}, kd={self.kd}, "
             f"pump={self.pump}, pump_gain={self.pump_gain}, catch_level={self.catch_level}, "
-            f"release_level={self.release_level}, catch_horizon={self.catch_horizon}, max_torque={self.max_torque.tolist()})"
+            f"release_level={self.release_level}, catch_horizon={self.catch_horizon}, "
+            f"brake_level={self.brake_level}, brake_exit={self.brake_exit}, brake_gain={self.brake_gain}, "
+            f"max_torque={self.max_torque.tolist()})"
         )
 
 
@@ -366,6 +436,17 @@ def _non_negative(value: Any, name: str) -> float:
         raise ValueError(f"{name} must be a finite number >= 0, got {value!r}") from exc
     if isinstance(value, bool) or not math.isfinite(number) or number < 0.0:
         raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return number
+
+
+def _positive_or_inf(value: Any, name: str) -> float:
+    """``value`` as a float if it is a number > 0 (``inf`` allowed), else a ValueError naming ``name``."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a number > 0 (inf: off), got {value!r}") from exc
+    if isinstance(value, bool) or math.isnan(number) or number <= 0.0:
+        raise ValueError(f"{name} must be a number > 0 (inf: off), got {value!r}")
     return number
 
 

@@ -22,7 +22,11 @@ their ``R``) inside a box around the upright, which tolerates measurement delays
 (:mod:`twolink_gym.realaigym.v3`), where pushes leave the arm anywhere: the energy
 pumping of the PFL swing-ups, which acts on the current state only, caught by an LQR
 with :data:`GLOBAL_CATCH`'s weights that also takes over states outside its level set
-when a simulation of it on the model (``catch_horizon``) brings them in.
+when a simulation of it on the model (``catch_horizon``) brings them in, and a braking
+mode (:data:`GLOBAL_BRAKE`): while the arm's energy exceeds the upright's by more than
+``brake_level`` [J] the motor only damps its own joint (``τ = -brake_gain · q̇`` [N·m],
+saturated at 6 N·m), which removes a push's excess energy, until the excess is below
+``brake_exit`` [J].
 """
 
 from __future__ import annotations
@@ -37,7 +41,14 @@ from twolink_gym.controllers.base import Controller
 from twolink_gym.realaigym.protocol import PolicyRunner, make_policy_env
 from twolink_gym.realaigym.trajopt import TRACKING_Q, TRACKING_R, TVLQRController
 
-__all__ = ["GLOBAL_CATCH", "TVLQR_GAINS", "VARIANTS", "LowPassPolicy", "variant_runner"]
+__all__ = [
+    "GLOBAL_BRAKE",
+    "GLOBAL_CATCH",
+    "TVLQR_GAINS",
+    "VARIANTS",
+    "LowPassPolicy",
+    "variant_runner",
+]
 
 #: The TVLQR variants' weights: RealAIGym's tracking ``Q`` (:data:`~twolink_gym.realaigym.trajopt.TRACKING_Q`)
 #: with a third of its ``R``, and a balance of ``R`` ten times theirs inside the
@@ -47,6 +58,15 @@ TVLQR_GAINS: dict[str, Any] = {"R": TRACKING_R / 3, "soft_R": 10 * TRACKING_R}
 #: The catch LQR of the global variants: RealAIGym's tracking ``Q`` with a third of its ``R``
 #: (the weights of the TVLQR variants' tracking and stiff balance).
 GLOBAL_CATCH: dict[str, Any] = {"Q": TRACKING_Q, "R": (TRACKING_R / 3,)}
+
+#: The braking mode of the global variants, per robot: ``brake_level`` and ``brake_exit``,
+#: excess energy over the upright's [J], and ``brake_gain`` [N·m·s/rad]
+#: (:class:`~twolink_gym.controllers.PendubotSwingupController`, module notes of
+#: :mod:`twolink_gym.controllers.pfl_swingup`); chosen on the v3 board (docs/realaigym.md).
+GLOBAL_BRAKE: dict[str, dict[str, float]] = {
+    "pendubot": {"brake_level": 8.0, "brake_exit": 2.0, "brake_gain": 1.0},
+    "acrobot": {"brake_level": 2.0, "brake_exit": 0.5, "brake_gain": 1.0},
+}
 
 #: Named variants: ``name -> (robot, controller class, gains, alpha)`` (``alpha = 1``: no filter).
 VARIANTS: dict[str, tuple[str, type[Controller], dict[str, Any], float]] = {
@@ -80,8 +100,9 @@ VARIANTS: dict[str, tuple[str, type[Controller], dict[str, Any], float]] = {
     # the trajectory-optimised swing-up with TVLQR (twolink_gym.realaigym.trajopt)
     "realaigym_acrobot_tvlqr": ("acrobot", TVLQRController, TVLQR_GAINS, 1.0),
     "realaigym_pendubot_tvlqr": ("pendubot", TVLQRController, TVLQR_GAINS, 1.0),
-    # global swing-ups for the v3 board (twolink_gym.realaigym.v3): energy pumping from
-    # wherever a push leaves the arm, caught by the LQR of GLOBAL_CATCH with a look-ahead
+    # global swing-ups for the v3 board (twolink_gym.realaigym.v3): braking above the
+    # upright's energy, energy pumping from wherever a push leaves the arm, caught by the
+    # LQR of GLOBAL_CATCH with a look-ahead
     "realaigym_pendubot_global": (
         "pendubot",
         PendubotSwingupController,
@@ -94,6 +115,7 @@ VARIANTS: dict[str, tuple[str, type[Controller], dict[str, Any], float]] = {
             "release_level": 4500.0,
             "catch_horizon": 0.5,
             **GLOBAL_CATCH,
+            **GLOBAL_BRAKE["pendubot"],
         },
         1.0,
     ),
@@ -109,6 +131,7 @@ VARIANTS: dict[str, tuple[str, type[Controller], dict[str, Any], float]] = {
             "release_level": 2949.0,
             "catch_horizon": 0.5,
             **GLOBAL_CATCH,
+            **GLOBAL_BRAKE["acrobot"],
         },
         1.0,
     ),
