@@ -64,7 +64,7 @@ GLOBAL_CATCH: dict[str, Any] = {"Q": TRACKING_Q, "R": (TRACKING_R / 3,)}
 #: (:class:`~twolink_gym.controllers.PendubotSwingupController`, module notes of
 #: :mod:`twolink_gym.controllers.pfl_swingup`); chosen on the v3 board (docs/realaigym.md).
 GLOBAL_BRAKE: dict[str, dict[str, float]] = {
-    "pendubot": {"brake_level": 8.0, "brake_exit": 2.0, "brake_gain": 1.0},
+    "pendubot": {"brake_level": 8.0, "brake_exit": 4.0, "brake_gain": 1.0},
     "acrobot": {"brake_level": 2.0, "brake_exit": 0.5, "brake_gain": 1.0},
 }
 
