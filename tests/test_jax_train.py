@@ -298,6 +298,7 @@ def test_existing_runs_are_not_overwritten(trained: Path) -> None:
 def test_hyperparameter_table_is_rejax_ppo() -> None:
     """The table read without rejax lists rejax's PPO fields (less the reserved) and ours."""
     import rejax
+    from twolink_gym.training.jax_bootstrapping_ppo import bootstrapping_ppo
     from twolink_gym.training.jax_hyperparams import (
         HYPERPARAMETERS,
         INITIAL_STATE_KEYS,
@@ -306,7 +307,9 @@ def test_hyperparameter_table_is_rejax_ppo() -> None:
     )
 
     kinds = field_kinds(rejax.PPO)
-    assert HYPERPARAMETERS["jax_ppo"] == {**kinds, **dict.fromkeys(INITIAL_STATE_KEYS, "number")}
+    ours = field_kinds(bootstrapping_ppo(rejax.PPO))  # rejax's and the subclass's fields
+    assert set(ours) - set(kinds) == {"clip_value_loss"}
+    assert HYPERPARAMETERS["jax_ppo"] == {**ours, **dict.fromkeys(INITIAL_STATE_KEYS, "number")}
     assert set(RESERVED) | set(kinds) == {f.name for f in dataclasses.fields(rejax.PPO)} | {
         "agent_kwargs"
     }
@@ -412,6 +415,119 @@ def test_time_limit_bootstraps_the_value_of_the_final_observation() -> None:
     np.testing.assert_allclose(
         np.asarray(high.reward) - np.asarray(zero.reward), expected, rtol=1e-5
     )
+
+
+@needs_rejax
+@pytest.mark.parametrize("clip", [True, False])
+def test_clip_value_loss_false_fits_the_critic_where_rejax_clipping_stops_it(clip: bool) -> None:
+    """A batch whose rollout values lie 10 above the targets and the critic 1 above them.
+
+    rejax's loss keeps the larger of the plain error (1²) and the error of the
+    prediction clipped to ``±clip_eps`` of the rollout value (9.8²): the clipped
+    branch, whose gradient is zero, so the critic does not move. The plain squared
+    error (``clip_value_loss: false``, SB3's default) moves it towards the targets.
+    """
+    import jax
+    import jax.numpy as jnp
+    from rejax.algos.ppo import AdvantageMinibatch
+    from twolink_gym.training.jax_program import build_program
+
+    data = json.loads(json.dumps(TINY))
+    data["algo"]["hyperparams"]["clip_value_loss"] = clip
+    data["train"].update(seeds=None, seed=0)
+    algo = build_program(config_from_dict(data, "cfg.yaml")).algo
+    assert algo.clip_value_loss is clip
+    ts = algo.init_state(jax.random.PRNGKey(0))
+    _, trajectories = algo.collect_trajectories(ts)
+    obs = trajectories.obs.reshape(-1, trajectories.obs.shape[-1])
+    predicted = algo.critic.apply(ts.critic_ts.params, obs)
+    targets = predicted - 1.0
+    flat = jax.tree.map(lambda x: x.reshape(-1, *x.shape[2:]), trajectories)
+    batch = AdvantageMinibatch(flat.replace(value=targets + 10.0), jnp.zeros_like(targets), targets)
+    after = algo.update_critic(ts, batch)
+    error_before = float(jnp.mean(jnp.abs(predicted - targets)))
+    error_after = float(jnp.mean(jnp.abs(algo.critic.apply(after.critic_ts.params, obs) - targets)))
+    if clip:
+        assert error_after == pytest.approx(error_before, abs=1e-6)
+    else:
+        assert error_after < error_before - 1e-3
+
+
+@needs_rejax
+def test_action_mean_init_scale_scales_the_first_policy_mean_actions() -> None:
+    """``action_mean_init_scale: 0.01``: the first policy's mean actions are 0.01 of rejax's.
+
+    The mean layer is the network's last, linear one: scaling its weights and bias
+    scales the mean actions (read through rejax's own actor), and leaves the
+    critic and the log std as rejax drew them.
+    """
+    import jax
+    from twolink_gym.training.jax_program import build_program, with_initial_policy
+
+    data = json.loads(json.dumps(TINY))
+    data["algo"]["hyperparams"]["action_mean_init_scale"] = 0.01
+    data["train"].update(seeds=None, seed=0)
+    cfg = config_from_dict(data, "cfg.yaml")
+    algo = build_program(cfg).algo
+    ts = algo.init_state(jax.random.PRNGKey(0))
+    scaled = with_initial_policy(ts, {"action_mean_init_scale": 0.01})
+    shape = algo.env.observation_space(algo.env_params).shape
+    obs = jax.random.normal(jax.random.PRNGKey(1), (64, *shape))
+
+    def mean_action(state: Any) -> np.ndarray:
+        return np.asarray(
+            algo.actor.apply(
+                state.actor_ts.params, obs, method=lambda m, o: m.action_mean(m.features(o))
+            )
+        )
+
+    before, after = mean_action(ts), mean_action(scaled)
+    assert np.std(before) > 0.1  # rejax's first policy: mean actions of order 0.1-1
+    np.testing.assert_allclose(after, 0.01 * before, rtol=1e-5, atol=1e-8)
+    same = jax.tree.map(np.array_equal, scaled.critic_ts.params, ts.critic_ts.params)
+    assert all(jax.tree.leaves(same))
+    np.testing.assert_array_equal(
+        scaled.actor_ts.params["params"]["action_log_std"],
+        ts.actor_ts.params["params"]["action_log_std"],
+    )
+
+
+@needs_rejax
+def test_seeds_split_over_two_cpu_devices_train_as_on_one(trained: Path, tmp_path: Path) -> None:
+    """train.jax_devices: 2 with seeds [3, 5, 7]: two CPU devices, one spare copy, three runs.
+
+    In a fresh process (JAX's CPU device count is fixed when its backend starts).
+    Seeds 3 and 5 train as in the one-device run of the ``trained`` fixture (the
+    same config but the seeds): the same policies up to float32 rounding.
+    """
+    config = _write_config(tmp_path, seeds=[3, 5, 7], jax_devices=2)
+    out = subprocess.run(
+        [sys.executable, "-m", "twolink_gym.training.cli", "train", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "3 seeds [3, 5, 7] at once on 2 cpu devices, 1 spare copy" in out.stdout
+    runs = tmp_path / "runs"
+    names = ["balance_jax_ppo_s3", "balance_jax_ppo_s5", "balance_jax_ppo_s7"]
+    assert sorted(p.name for p in runs.iterdir()) == names
+    summary = json.loads((runs / names[0] / "train_summary.json").read_text())
+    assert summary["devices"] == 2 and summary["spare_copies"] == 1
+    for seed in (3, 5):
+        with (
+            np.load(runs / f"balance_jax_ppo_s{seed}" / "policy.npz") as two,
+            np.load(trained.parent / "runs" / f"balance_jax_ppo_s{seed}" / "policy.npz") as one,
+        ):
+            for key in ("kernel_0", "bias_0", "kernel_1", "kernel_2", "bias_2"):
+                np.testing.assert_allclose(two[key], one[key], atol=1e-4, err_msg=key)
+
+
+def test_jax_devices_must_be_positive() -> None:
+    data = json.loads(json.dumps(TINY))
+    data["train"]["jax_devices"] = 0
+    with pytest.raises(ConfigError, match=r"cfg.yaml: train.jax_devices must be >= 1, got 0"):
+        config_from_dict(data, "cfg.yaml")
 
 
 # -- jax_sac ------------------------------------------------------------------------

@@ -212,6 +212,13 @@ class TrainConfig:
         ``<task>_<actuation>_<algo>_s<seed>`` for an underactuated arm).
     torch_threads : int
         ``torch.set_num_threads`` for the training process.
+    jax_devices : int
+        For the ``jax_*`` algorithms: the devices ``train.seeds`` are split over
+        (each trains its share in parallel; at most one per seed): on a CPU, that
+        many XLA CPU devices (one per core is the fastest), on a machine with GPUs,
+        that many of them. The float32 results of a seed depend on the layout (the
+        batch each device computes), so it is a setting of the config, not of the
+        machine: 1 by default. Ignored by SB3 algorithms.
     device : str
         Torch device.
     progress_bar : bool
@@ -232,6 +239,7 @@ class TrainConfig:
     output_dir: str = "runs"
     run_name: str | None = None
     torch_threads: int = 1
+    jax_devices: int = 1
     device: str = "cpu"
     progress_bar: bool = True
     save_best: bool = True
@@ -519,6 +527,7 @@ def _validate(cfg: RunConfig) -> None:
         "train.n_envs": cfg.train.n_envs,
         "train.eval_episodes": cfg.train.eval_episodes,
         "train.torch_threads": cfg.train.torch_threads,
+        "train.jax_devices": cfg.train.jax_devices,
     }
     for key, value in positive.items():
         if value < 1:

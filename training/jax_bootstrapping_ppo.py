@@ -45,16 +45,36 @@ def bootstrapping_ppo(cls: Any) -> Any:
     ``reset_env``, selected by ``done``: the order of the twin's ``step``, with keys split from the step's key), and on a
     truncated, not terminated step adds ``gamma · V(s_T)`` of the step's own final
     observation to the (normalised) reward, as SB3's PPO does with
-    ``TimeLimit.truncated``. Other classes are returned unchanged.
+    ``TimeLimit.truncated``.
+
+    It also adds the field ``clip_value_loss`` (default ``True``, rejax's loss): with
+    ``False`` the critic is fitted to the returns by plain squared error, as SB3's
+    PPO does by default (``clip_range_vf=None``), instead of rejax's loss, which
+    keeps the larger of that error and the error of a prediction clipped to
+    ``±clip_eps`` of the rollout's value. Other classes are returned unchanged.
     """
     import jax
     import jax.numpy as jnp
+    from flax import struct
     from rejax.algos.ppo import PPO, Trajectory
 
     if not issubclass(cls, PPO):
         return cls
 
     class BootstrappingPPO(cls):
+        clip_value_loss: bool = struct.field(pytree_node=False, default=True)
+
+        def update_critic(self, ts: Any, batch: Any) -> Any:
+            if self.clip_value_loss:
+                return super().update_critic(ts, batch)
+
+            def critic_loss_fn(params: Any) -> Any:
+                value = self.critic.apply(params, batch.trajectories.obs)
+                return self.vf_coef * 0.5 * jnp.square(value - batch.targets).mean()
+
+            grads = jax.grad(critic_loss_fn)(ts.critic_ts.params)
+            return ts.replace(critic_ts=ts.critic_ts.apply_gradients(grads=grads))
+
         def collect_trajectories(self, ts: Any) -> tuple[Any, Any]:
             twin = self.env
 

@@ -72,6 +72,8 @@ HYPERPARAMETERS: dict[str, dict[str, str]] = {
         "ent_coef": "number",
         "agent_kwargs": "mapping",
         "log_std_init": "number",
+        "action_mean_init_scale": "number",
+        "clip_value_loss": "bool",
     },
     "jax_sac": {
         "learning_rate": "number",
@@ -104,8 +106,11 @@ DEFAULT_ACTIVATION = {"jax_ppo": "swish", "jax_sac": "relu"}
 #: Hyperparameters of ours, not rejax fields: applied to the initial train state.
 #: ``log_std_init``: the Gaussian policy's initial log standard deviation (rejax
 #: starts it at 0, an action noise of std 1 on actions in [-1, 1]; SB3's
-#: ``policy_kwargs.log_std_init``).
-INITIAL_STATE_KEYS = ("log_std_init",)
+#: ``policy_kwargs.log_std_init``). ``action_mean_init_scale``: a factor on the initial
+#: weights and bias of the policy's mean layer (rejax draws them as every dense layer,
+#: so the first policy's mean actions spread over about ±0.5; SB3 initialises that
+#: layer orthogonally with gain 0.01, a policy that starts near zero torque).
+INITIAL_STATE_KEYS = ("log_std_init", "action_mean_init_scale")
 
 #: Keys of ``algo.hyperparams.agent_kwargs`` (the networks: both actor and critic).
 AGENT_KWARGS = ("activation", "hidden_layer_sizes")
@@ -113,6 +118,7 @@ AGENT_KWARGS = ("activation", "hidden_layer_sizes")
 #: Hyperparameters with a range: (low, high, low included, high included).
 _RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "learning_rate": (0.0, math.inf, False, False),
+    "action_mean_init_scale": (0.0, math.inf, False, False),
     "gamma": (0.0, 1.0, False, True),
     "gae_lambda": (0.0, 1.0, True, True),
     "clip_eps": (0.0, math.inf, False, False),

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -35,7 +35,7 @@ __all__ = [
     "compile_program",
     "deterministic_action",
     "make_env",
-    "with_log_std",
+    "with_initial_policy",
 ]
 
 
@@ -288,12 +288,25 @@ def compile_program(
         return init.result(), segment.result(), evaluate.result() if evaluate else None
 
 
-def with_log_std(state: Any, value: float) -> Any:
-    """``state`` with the Gaussian policy's ``action_log_std`` set to ``value`` everywhere."""
+def with_initial_policy(state: Any, hyperparams: Mapping[str, Any]) -> Any:
+    """``state`` with the initial policy set from ``hyperparams``' initial-state keys.
+
+    ``log_std_init``: the Gaussian policy's ``action_log_std`` set to it everywhere;
+    ``action_mean_init_scale``: the weights and bias of the policy's mean layer
+    (``action_mean``) multiplied by it. Keys not given leave rejax's initialisation.
+    """
+    import jax
     import jax.numpy as jnp
 
+    if not {"log_std_init", "action_mean_init_scale"} & set(hyperparams):
+        return state
     params = state.actor_ts.params
     inner = dict(params["params"])
-    inner["action_log_std"] = jnp.full_like(inner["action_log_std"], value)
+    if "log_std_init" in hyperparams:
+        value = float(hyperparams["log_std_init"])
+        inner["action_log_std"] = jnp.full_like(inner["action_log_std"], value)
+    if "action_mean_init_scale" in hyperparams:
+        scale = float(hyperparams["action_mean_init_scale"])
+        inner["action_mean"] = jax.tree.map(lambda x: x * scale, inner["action_mean"])
     actor_ts = state.actor_ts.replace(params={**params, "params": inner})
     return state.replace(actor_ts=actor_ts)

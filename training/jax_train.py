@@ -40,8 +40,14 @@ from typing import Any
 import numpy as np
 import yaml
 from twolink_gym.training.config import RunConfig
+from twolink_gym.training.jax_devices import request_cpu_devices, seed_layout
 from twolink_gym.training.jax_export import NumpyPolicy, export_policy
-from twolink_gym.training.jax_program import Program, build_program, compile_program, with_log_std
+from twolink_gym.training.jax_program import (
+    Program,
+    build_program,
+    compile_program,
+    with_initial_policy,
+)
 from twolink_gym.training.jax_run_folders import (
     STATE_FILE,
     TimeLog,
@@ -155,11 +161,15 @@ def train_jax(
     import jax
     import jax.numpy as jnp
 
+    # before anything runs on JAX: the CPU devices to split the seeds over
+    request_cpu_devices(min(cfg.train.jax_devices, len(seeds)))
     program = build_program(cfg)
-    keys = jax.vmap(jax.random.PRNGKey)(jnp.asarray(seeds, dtype=jnp.uint32))
+    layout = seed_layout(len(seeds), cfg.train.jax_devices)
+    keys = layout.pad(jax.vmap(jax.random.PRNGKey)(jnp.asarray(seeds, dtype=jnp.uint32)))
     # the train state's shapes and dtypes as a segment returns them (rejax starts some
     # statistics as integers that training turns into floats): the compiled segment
-    # takes and returns these, and the initial state is cast to them
+    # takes and returns these, and the initial state is cast to them; one row per
+    # copy (the seeds, then the layout's spare copies)
     abstract = jax.eval_shape(program.segment, jax.eval_shape(program.init, keys))
     start_steps = 0
     loaded = None
@@ -186,24 +196,34 @@ def train_jax(
     offsets = [log.offsets() for log in logs]
     best = [best_row(d) if resume else None for d in run_dirs]
     print(
-        f"{cfg.algo.name}: {len(seeds)} seeds {seeds} at once on {jax.devices()[0].platform}, "
+        f"{cfg.algo.name}: {len(seeds)} seeds {seeds} at once on {layout.describe()}, "
         f"{cfg.train.n_envs} envs each, segments of {seg:,} steps"
         + (f", resuming at {start_steps:,}" if resume else ""),
         flush=True,
     )
 
     compile_started = time.perf_counter()
-    init, segment, evaluate = compile_program(program, abstract, keys, bool(cfg.train.eval_freq))
+    keys = layout.place(keys)
+    init, segment, evaluate = compile_program(
+        program, layout.abstract(abstract), keys, bool(cfg.train.eval_freq)
+    )
     compile_time = time.perf_counter() - compile_started
     print(f"compiled in {compile_time:.1f} s", flush=True)
     if loaded is not None:
-        state = loaded
+        state = layout.pad(loaded)
     else:
-        state = jax.tree.map(
-            lambda x, a: x if x.dtype == a.dtype else x.astype(a.dtype), init(keys), abstract
+        # leaf by leaf: rejax builds its state class anew in each trace, so the compiled
+        # init's class need not be the abstract one's
+        leaves, treedef = jax.tree.flatten(abstract)
+        state = jax.tree.unflatten(
+            treedef,
+            [
+                x if x.dtype == a.dtype else x.astype(a.dtype)
+                for x, a in zip(jax.tree.leaves(init(keys)), leaves, strict=True)
+            ],
         )
-        if "log_std_init" in cfg.algo.hyperparams:
-            state = with_log_std(state, float(cfg.algo.hyperparams["log_std_init"]))
+        state = with_initial_policy(state, cfg.algo.hyperparams)
+    state = layout.place(state)
 
     from twolink_gym.training.interrupts import interruptible
 
@@ -212,11 +232,12 @@ def train_jax(
     interrupted = stopped = False
     # the same episodes at every periodic evaluation of a seed (drawn from seed + 10000)
     eval_keys = jax.vmap(jax.random.PRNGKey)(jnp.asarray(seeds, dtype=jnp.uint32) + 10_000)
+    eval_keys = layout.place(layout.pad(eval_keys))
     try:
         with interruptible():
             for _ in range(n_segments):
                 t0 = time.perf_counter()
-                new_state = jax.block_until_ready(segment(state))
+                new_state = layout.place(jax.block_until_ready(segment(state)))
                 train_time += time.perf_counter() - t0
                 state, steps = new_state, steps + seg
                 _save_segment(program, cfg, seed_cfgs, state, steps)
@@ -271,7 +292,9 @@ def train_jax(
         "interrupted": interrupted,
         "stopped_early": stopped,
         "resumed_at": start_steps if resume else None,
-        "device": str(jax.devices()[0]),
+        "device": str(layout.devices[0]),
+        "devices": len(layout.devices),
+        "spare_copies": layout.copies - layout.n_seeds,
     }
     for c, run_dir, (t_off, e_off) in zip(seed_cfgs, run_dirs, offsets, strict=True):
         summary = {
