@@ -93,11 +93,11 @@ class SeedLayout:
         )
 
     def describe(self) -> str:
-        """``"2 cpu devices (6 copies)"``-like words for the progress line."""
-        kind = self.devices[0].platform
-        words = f"{len(self.devices)} {kind} device{'s' if len(self.devices) > 1 else ''}"
-        if self.copies != self.n_seeds:
-            words += f", {self.copies - self.n_seeds} spare cop{'ies' if self.copies - self.n_seeds > 1 else 'y'}"
+        """The layout in words for the progress line: ``"2 cpu devices, 1 spare copy"``."""
+        devices, spare = len(self.devices), self.copies - self.n_seeds
+        words = f"{devices} {self.devices[0].platform} device" + ("s" if devices > 1 else "")
+        if spare:
+            words += f", {spare} spare cop" + ("ies" if spare > 1 else "y")
         return words
 
 

@@ -298,7 +298,7 @@ def with_initial_policy(state: Any, hyperparams: Mapping[str, Any]) -> Any:
     import jax
     import jax.numpy as jnp
 
-    if not {"log_std_init", "action_mean_init_scale"} & set(hyperparams):
+    if not set(INITIAL_STATE_KEYS) & set(hyperparams):
         return state
     params = state.actor_ts.params
     inner = dict(params["params"])
