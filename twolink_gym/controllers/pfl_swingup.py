@@ -304,7 +304,7 @@ class PFLSwingupController(Controller):
         """The swing-up law's acceleration of the motor joint [rad/s²], ``(n,)``."""
         x = np.atleast_2d(np.asarray(state, dtype=np.float64))
         q_a, dq_a = x[:, self.active], x[:, 2 + self.active]
-        missing = self.target_energy - total_energy(self.params, x)
+        missing = -self.excess_energy(x)
         return (
             self.kp * wrap_angle(self.motor_target - q_a)
             - self.kd * dq_a
