@@ -28,7 +28,7 @@ from twolink_gym.integrators import step
 from twolink_gym.realaigym.arm import arm, from_realaigym_state
 from twolink_gym.realaigym.controllers import VARIANTS
 from twolink_gym.realaigym.protocol import DT, PolicyRunner, make_policy_env
-from twolink_gym.realaigym.scoring import read_csv
+from twolink_gym.realaigym.scoring import above_line, read_csv
 from twolink_gym.realaigym.v3 import (
     LINKS,
     PID_DT,
@@ -40,7 +40,6 @@ from twolink_gym.realaigym.v3 import (
 )
 
 PLANT = arm()
-UP_HEIGHT = 0.9 * sum(LINKS)
 
 
 def pushes_from_upright(robot: str, n_random: int = 15, seed: int = 0) -> np.ndarray:
@@ -83,11 +82,9 @@ def uptime_fraction(
     y, state = starts.copy(), None
     up = np.zeros(len(y))
     steps = round(horizon / DT)
-    l1, l2 = LINKS
     for k in range(steps):
         tau, state = runner.command(y, state, k == 0)
-        q1 = y[:, 0] + math.pi / 2  # their angles
-        up += -l1 * np.cos(q1) - l2 * np.cos(q1 + y[:, 1]) > UP_HEIGHT
+        up += above_line(y[:, :2] + [math.pi / 2, 0.0], LINKS)  # their angles
         y = step(PLANT, y, np.clip(tau, -TORQUE_LIMIT, TORQUE_LIMIT), DT, 1)
     return up / steps
 

@@ -55,6 +55,7 @@ __all__ = [
     "V2_NORMS",
     "Criteria",
     "Trajectory",
+    "above_line",
     "criteria",
     "read_csv",
     "score",
@@ -203,6 +204,21 @@ class Criteria:
         return dataclasses.asdict(self)
 
 
+def above_line(q: NDArray[np.float64], links: tuple[float, float]) -> NDArray[np.bool_]:
+    """Whether the tip is above the boards' line, ``HEIGHT_FRACTION`` of the reach, ``(n,)``.
+
+    Parameters
+    ----------
+    q : ndarray, shape (n, 2)
+        Joint angles [rad] in RealAIGym's convention (0: hanging).
+    links : (float, float)
+        The link lengths ``l1, l2`` [m] the board scores with.
+    """
+    l1, l2 = links
+    height = -l1 * np.cos(q[:, 0]) - l2 * np.cos(q[:, 0] + q[:, 1])
+    return np.asarray(height > HEIGHT_FRACTION * (l1 + l2))
+
+
 def _links(robot: str, version: str) -> tuple[float, float]:
     key = (version, robot)
     if key not in BOARD_LINKS:
@@ -217,9 +233,7 @@ def _swingup_time(trajectory: Trajectory, links: tuple[float, float]) -> float:
     t, q = trajectory.t, trajectory.x[:, :2]
     if t[-1] < 0.99 * T_FINAL:
         return math.inf
-    l1, l2 = links
-    height = -l1 * np.cos(q[:, 0]) - l2 * np.cos(q[:, 0] + q[:, 1])
-    up = height > HEIGHT_FRACTION * (l1 + l2)
+    up = above_line(q, links)
     n = len(t)
     index = n - 1
     for k in range(n - 2, 0, -1):  # samples N-2 down to 1: the final run of "up"

@@ -57,7 +57,7 @@ from twolink_gym.integrators import rk4
 from twolink_gym.params import ArmParams
 from twolink_gym.realaigym.arm import arm, from_realaigym_state
 from twolink_gym.realaigym.protocol import DT, PolicyRunner, check_robot
-from twolink_gym.realaigym.scoring import HEIGHT_FRACTION, Trajectory
+from twolink_gym.realaigym.scoring import Trajectory, above_line
 
 __all__ = [
     "LINKS",
@@ -329,9 +329,7 @@ def score_v3(trajectory: Trajectory, deadtime: float = 1.0) -> V3Score:
         [s] a rise counts as a swing-up only this long after the last counted one.
     """
     t, q = trajectory.t, trajectory.x[:, :2]
-    l1, l2 = LINKS
-    height = -l1 * np.cos(q[:, 0]) - l2 * np.cos(q[:, 0] + q[:, 1])
-    up = height > HEIGHT_FRACTION * (l1 + l2)
+    up = above_line(q, LINKS)
     weights = np.diff(t, prepend=0.0)
     uptime = float(np.sum(weights[up]))
     rises = 0
