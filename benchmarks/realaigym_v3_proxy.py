@@ -23,18 +23,16 @@ import time
 
 import numpy as np
 
-from twolink_gym.dynamics import gravity_torque
 from twolink_gym.integrators import step
-from twolink_gym.realaigym.arm import arm, from_realaigym_state
+from twolink_gym.realaigym.arm import arm, from_realaigym_state, to_realaigym_state
 from twolink_gym.realaigym.controllers import VARIANTS
 from twolink_gym.realaigym.protocol import DT, PolicyRunner, make_policy_env
 from twolink_gym.realaigym.scoring import above_line, read_csv
 from twolink_gym.realaigym.v3 import (
     LINKS,
-    PID_DT,
-    PID_GAINS,
     RESET_LENGTH,
     TORQUE_LIMIT,
+    PushPID,
     ResetSupervisor,
     schedule,
 )
@@ -48,15 +46,9 @@ def pushes_from_upright(robot: str, n_random: int = 15, seed: int = 0) -> np.nda
     rng = np.random.RandomState(seed)
     targets = np.vstack([targets, rng.uniform(-math.pi, math.pi, (n_random, 2))])
     y = np.tile([math.pi / 2, 0.0, 0.0, 0.0], (len(targets), 1))
-    kp, ki, kd = PID_GAINS
-    errors: list[np.ndarray] = []
-    for k in range(round(RESET_LENGTH / DT)):
-        theirs = y[:, :2] + [math.pi / 2, 0.0]
-        errors.append(targets - theirs)
-        pid = kp * errors[-1] + ki * np.sum(errors, axis=0) * PID_DT
-        if k >= 2:
-            pid = pid + kd * (errors[-1] - errors[-2]) / PID_DT
-        tau = np.clip(pid, -TORQUE_LIMIT, TORQUE_LIMIT) + gravity_torque(PLANT, y[:, :2])
+    pid = PushPID(targets, PLANT)  # fresh memory: each push as the run's first
+    for _ in range(round(RESET_LENGTH / DT)):
+        tau = pid.torque(to_realaigym_state(y))
         y = step(PLANT, y, np.clip(tau, -TORQUE_LIMIT, TORQUE_LIMIT), DT, 1)
     return y
 

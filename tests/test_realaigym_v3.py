@@ -324,3 +324,24 @@ def test_published_runs_replay_through_our_dynamics(robot, entry, csv) -> None:
     tr = read_csv(DATA / csv)
     x = from_realaigym_state(tr.x)
     np.testing.assert_allclose(step(arm(), x[:-1], tr.u[:-1], 0.002), x[1:], rtol=0, atol=1e-9)
+
+
+def test_push_pid_first_step_by_hand_and_a_batch_as_its_arms() -> None:
+    from twolink_gym.realaigym.arm import arm
+    from twolink_gym.realaigym.v3 import PushPID
+
+    # at RealAIGym's upright at rest gravity needs no torque: the first step is
+    # P = 10 e plus I = 0.1 · 0.001 · e (no derivative yet)
+    upright = np.array([math.pi, 0.0, 0.0, 0.0])
+    pid = PushPID([math.pi - 0.3, 0.2], arm())
+    np.testing.assert_allclose(pid.torque(upright), [-3.00003, 2.00002], atol=1e-12)
+    # a batch of pushes is each push on its own, step by step (integral and derivative too)
+    rng = np.random.default_rng(0)
+    targets = rng.uniform(-math.pi, math.pi, (3, 2))
+    states = rng.uniform(-3.0, 3.0, (5, 3, 4))
+    batch = PushPID(targets, arm())
+    alone = [PushPID(t, arm()) for t in targets]
+    for x in states:
+        np.testing.assert_allclose(
+            batch.torque(x), [p.torque(xi) for p, xi in zip(alone, x, strict=True)], atol=1e-12
+        )

@@ -69,6 +69,7 @@ __all__ = [
     "STEPS",
     "TORQUE_LIMIT",
     "T_MAX",
+    "PushPID",
     "ResetSupervisor",
     "Schedule",
     "V3Run",
@@ -144,8 +145,8 @@ class ResetSupervisor:
         self.resetting = False
         self.timer = 0.0
         self.last_t = 0.0
-        self._target = np.zeros(2)
-        self._errors: list[NDArray[np.float64]] = []
+        # one PID for the whole run: its error history (integral, derivative) is never cleared
+        self._pid = PushPID(np.zeros(2), self.params)
 
     def in_push(self, t: float) -> bool:
         """Advance the supervisor's clock to ``t`` [s]; True if the push drives this step.
@@ -154,7 +155,7 @@ class ResetSupervisor:
         """
         if t >= self._times[self.counter] and not self.resetting:
             self.resetting = True
-            self._target = self.pushes.targets[self.counter, :2].copy()
+            self._pid.target = self.pushes.targets[self.counter, :2].copy()
             self.counter += 1
             self.timer = 0.0
         if self.timer > RESET_LENGTH and self.resetting:
@@ -169,17 +170,48 @@ class ResetSupervisor:
 
         The PID (clipped to ±6 N·m) plus the torque that holds the arm against gravity.
         """
+        return self._pid.torque(x)
+
+
+class PushPID:
+    """The push's PID towards ``target`` plus gravity compensation, for one arm or a batch.
+
+    Parameters
+    ----------
+    target : array_like, shape (..., 2)
+        Joint angles to push towards [rad], RealAIGym's angles; settable between calls.
+    params : ArmParams
+        The arm whose gravity the push compensates.
+
+    Notes
+    -----
+    Each :meth:`torque` call is one push step and appends its error to the history
+    that the integral sums and the derivative differences; the history is kept for
+    the object's life (the supervisor keeps one for the whole run, never cleared).
+    """
+
+    def __init__(self, target: ArrayLike, params: ArmParams) -> None:
+        self.target = np.asarray(target, dtype=np.float64)
+        self.params = params
+        self._errors: list[NDArray[np.float64]] = []
+
+    def torque(self, x: ArrayLike) -> NDArray[np.float64]:
+        """The torque ``(..., 2)`` [N·m] at states ``x`` ``(..., 4)`` (RealAIGym's angles).
+
+        ``clip(Kp e + Ki Σe PID_DT + Kd Δe / PID_DT, ±6) + g(q)`` with ``e = target - q``
+        (no angle wrapping); the derivative is 0 for the first two steps of the history.
+        """
         state = np.asarray(x, dtype=np.float64)
         kp, ki, kd = PID_GAINS
-        e = self._target - state[:2]
+        e = self.target - state[..., :2]
         self._errors.append(e)
-        integral = ki * np.sum(np.asarray(self._errors), axis=0) * PID_DT
+        integral = ki * np.sum(self._errors, axis=0) * PID_DT
         if len(self._errors) > 2:
             derivative = kd * (self._errors[-1] - self._errors[-2]) / PID_DT
         else:
-            derivative = np.zeros(2)
+            derivative = np.zeros_like(e)
         pid = np.clip(kp * e + integral + derivative, -TORQUE_LIMIT, TORQUE_LIMIT)
-        q_ours = from_realaigym_state(np.r_[state[:2], 0.0, 0.0])[:2]
+        q_ours = from_realaigym_state(state)[..., :2]
         return pid + gravity_torque(self.params, q_ours)
 
 
