@@ -950,28 +950,43 @@ def realaigym_group_section(group: BoardGroup) -> str:
     """Every seed's criteria and scores, the mean with its interval, the worst seed."""
     from twolink_gym.training.stats import seed_statistics
 
-    from twolink_gym.realaigym.boards import PUBLISHED
+    from twolink_gym.realaigym.boards import PUBLISHED, PUBLISHED_V3
     from twolink_gym.realaigym.robustness import FAMILIES
 
-    perf = {r["train_seed"]: r for r in read_json(RESULTS / group.folder / "performance.json")}
-    robust = {r["train_seed"]: r for r in read_json(RESULTS / group.folder / "robustness.json")}
-    if sorted(perf) != sorted(robust):
-        raise ResultsError(
-            f"docs/results/{group.folder}: performance.json has seeds {sorted(perf)}, "
-            f"robustness.json {sorted(robust)}"
-        )
+    folder = RESULTS / group.folder
+    perf = {r["train_seed"]: r for r in read_json(folder / "performance.json")}
+    robust = {r["train_seed"]: r for r in read_json(folder / "robustness.json")}
+    # the v3 board (``twolink realaigym v3``) is optional: only groups whose seeds ran it
+    v3 = (
+        {r["train_seed"]: r for r in read_json(folder / "v3.json")}
+        if (folder / "v3.json").exists()
+        else {}
+    )
+    for name, other in (("robustness.json", robust), ("v3.json", v3)):
+        if other and sorted(perf) != sorted(other):
+            raise ResultsError(
+                f"docs/results/{group.folder}: performance.json has seeds {sorted(perf)}, "
+                f"{name} {sorted(other)}"
+            )
+    if not robust:
+        raise ResultsError(f"docs/results/{group.folder}/robustness.json: no seeds")
     seeds = sorted(perf)
     noise = sorted({robust[s]["noise_seed"] for s in seeds})
     best_perf = max(r["score"] for r in PUBLISHED["performance"][group.robot]["rows"])
     best_rob = max(r["score"] for r in PUBLISHED["robustness"][group.robot]["rows"])
+    best = f"performance {best_perf:.3f}, robustness {best_rob:.3f}"
+    if v3:
+        best_v3 = max(r["score"] for r in PUBLISHED_V3["v3"][group.robot]["rows"])
+        best += f", v3 {best_v3:.3f}"
     swung = sum(bool(perf[s]["success"]) for s in seeds)
     out = [
         f"### {group.title}\n",
         f"Swung up on the performance board: {swung} of {len(seeds)} seeds. Over seeds "
         "(mean [95 % bootstrap interval over seeds], worst seed); the best published entries: "
-        f"performance {best_perf:.3f}, robustness {best_rob:.3f}:\n",
+        f"{best}:\n",
     ]
-    for name, data in (("performance v2", perf), ("robustness v2", robust)):
+    boards = [("performance v2", perf), ("robustness v2", robust)] + ([("v3", v3)] if v3 else [])
+    for name, data in boards:
         st = seed_statistics(seeds, [data[s]["score"] for s in seeds])
         out.append(
             f"- {name}: {st.mean:.3f} [{st.ci_low:.3f}, {st.ci_high:.3f}], worst {st.worst:.3f}"
@@ -991,6 +1006,11 @@ def realaigym_group_section(group: BoardGroup) -> str:
                 fixed(r["score"], 3),
                 fixed(b["score"], 3),
             ]
+            + (
+                [str(v3[s]["n_swingups"]), fixed(v3[s]["uptime"], 3), fixed(v3[s]["score"], 3)]
+                if v3
+                else []
+            )
         )
     out.append("")
     header = [
@@ -1003,8 +1023,8 @@ def realaigym_group_section(group: BoardGroup) -> str:
         "velocity cost",
         "performance v2",
         f"robustness v2 (noise seed {', '.join(str(n) for n in noise)})",
-    ]
-    out.append(table(header, ["r", "l"] + ["r"] * 7, rows))
+    ] + (["v3 #swingups", "v3 uptime [s]", "v3"] if v3 else [])
+    out.append(table(header, ["r", "l"] + ["r"] * (len(header) - 2), rows))
     fam_rows = [[str(s)] + [pct(robust[s][f]) for f in FAMILIES] for s in seeds]
     out.append("Robustness by family (fraction of each family's levels passed):\n")
     out.append(table(["seed", *FAMILIES], ["r"] * (1 + len(FAMILIES)), fam_rows))
@@ -1028,11 +1048,18 @@ def _seed_runs(config: str, label: str, seeds: str) -> tuple[str, str]:
 
 
 def _board_commands(
-    folder: str, robot: str, config: str, label: str, seeds: str, ship: tuple[int, str] | None
+    folder: str,
+    robot: str,
+    config: str,
+    label: str,
+    seeds: str,
+    ship: tuple[int, str] | None,
+    v3: bool = False,
 ) -> str:
-    """Train ``config`` on ``seeds`` as runs/``label``_sN, both boards into ``folder``, ship one.
+    """Train ``config`` on ``seeds`` as runs/``label``_sN, the boards into ``folder``, ship one.
 
-    ``ship`` is the shipped seed and the agent's name (None: none ships).
+    ``ship`` is the shipped seed and the agent's name (None: none ships); ``v3`` adds the
+    v3 board to the two v2 boards.
     """
     runs, train = _seed_runs(config, label, seeds)
     lines = (
@@ -1040,6 +1067,8 @@ def _board_commands(
         f"twolink realaigym performance {runs} --robot {robot} --out docs/results/{folder}\n"
         f"twolink realaigym robustness {runs} --robot {robot} --out docs/results/{folder} --seed 3"
     )
+    if v3:
+        lines += f"\ntwolink realaigym v3 {runs} --robot {robot} --out docs/results/{folder}"
     if ship is None:
         return lines
     seed, name = ship
