@@ -1035,9 +1035,14 @@ def realaigym_group_section(group: BoardGroup) -> str:
     return "\n".join(out)
 
 
-def _seed_runs(config: str, label: str, seeds: str) -> tuple[str, str]:
-    """The run folders ``runs/<label>_sN`` of ``seeds`` and the loop that trains them."""
+def _seed_runs(config: str, label: str, seeds: str, at_once: bool = False) -> tuple[str, str]:
+    """The run folders ``runs/<label>_sN`` of ``seeds`` and the command(s) that train them.
+
+    ``at_once``: a ``jax_*`` config, whose ``train.seeds`` train together in one command.
+    """
     runs = " ".join(f"runs/{label}_s{n}" for n in seeds.split())
+    if at_once:
+        return runs, f"twolink train configs/{config}.yaml --set train.run_name={label}"
     train = (
         f"for seed in {seeds}; do\n"
         f"  twolink train configs/{config}.yaml --set train.seed=$seed"
@@ -1055,20 +1060,26 @@ def _board_commands(
     seeds: str,
     ship: tuple[int, str] | None,
     v3: bool = False,
+    at_once: bool = False,
 ) -> str:
     """Train ``config`` on ``seeds`` as runs/``label``_sN, the boards into ``folder``, ship one.
 
     ``ship`` is the shipped seed and the agent's name (None: none ships); ``v3`` adds the
-    v3 board to the two v2 boards.
+    v3 board to the two v2 boards; ``at_once``: see :func:`_seed_runs`.
     """
-    runs, train = _seed_runs(config, label, seeds)
+    runs, train = _seed_runs(config, label, seeds, at_once)
     lines = (
         f"{train}\n"
         f"twolink realaigym performance {runs} --robot {robot} --out docs/results/{folder}\n"
         f"twolink realaigym robustness {runs} --robot {robot} --out docs/results/{folder} --seed 3"
     )
     if v3:
-        lines += f"\ntwolink realaigym v3 {runs} --robot {robot} --out docs/results/{folder}"
+        # the v3 runs' trajectories (5 MB each) stay in runs/; the page reads v3.json
+        v3_out = f"runs/{label}_v3"
+        lines += (
+            f"\ntwolink realaigym v3 {runs} --robot {robot} --out {v3_out}\n"
+            f"cp {v3_out}/v3.json docs/results/{folder}/"
+        )
     if ship is None:
         return lines
     seed, name = ship
@@ -1153,6 +1164,21 @@ REALAIGYM_GROUPS = (
         gif=(
             "realaigym/realaigym_acrobot_sac.gif",
             "pretrained:realaigym_acrobot_sac swinging up the acrobot",
+        ),
+    ),
+    BoardGroup(
+        "realaigym/pendubot_jax_sac_v3",
+        "Pendubot, SAC trained in JAX for v3, `configs/realaigym_pendubot_jax_sac_v3.yaml`",
+        "pendubot",
+        _board_commands(
+            "realaigym/pendubot_jax_sac_v3",
+            "pendubot",
+            "realaigym_pendubot_jax_sac_v3",
+            "realaigym_pendubot_jax_sac_v3",
+            "0 1 2",
+            None,
+            v3=True,
+            at_once=True,
         ),
     ),
 )
@@ -1261,9 +1287,14 @@ def time_to_solve_page() -> str:
     return "\n".join(out)
 
 
-def _solve_commands(config: str, label: str, seeds: str, final: bool = False) -> str:
-    """Train ``config`` on ``seeds`` as runs/``label``_sN, then measure them (and evaluate)."""
-    runs, train = _seed_runs(config, label, seeds)
+def _solve_commands(
+    config: str, label: str, seeds: str, final: bool = False, at_once: bool = False
+) -> str:
+    """Train ``config`` on ``seeds`` as runs/``label``_sN, then measure them (and evaluate).
+
+    ``at_once``: see :func:`_seed_runs`.
+    """
+    runs, train = _seed_runs(config, label, seeds, at_once)
     lines = (
         f"{train}\n"
         f"python benchmarks/time_to_solve.py {runs}"
@@ -1278,12 +1309,12 @@ def _solve_commands(config: str, label: str, seeds: str, final: bool = False) ->
     )
 
 
-def _solve_times(config: str, label: str, final: bool) -> SolveTimes:
+def _solve_times(config: str, label: str, final: bool, at_once: bool = False) -> SolveTimes:
     """The measurement of ``configs/<config>.yaml`` on seeds 0-2, run as runs/``label``_sN."""
     return SolveTimes(
         config,
         f"configs/{config}.yaml",
-        _solve_commands(config, label, "0 1 2", final=final),
+        _solve_commands(config, label, "0 1 2", final=final, at_once=at_once),
         final=final,
     )
 
@@ -1339,6 +1370,9 @@ TIME_TO_SOLVE = (
     _solve_times("realaigym_pendubot_ppo", "rag_pendubot_ppo", final=False),
     _solve_times("realaigym_acrobot_sac", "rag_acrobot_sbx", final=False),
     _solve_times("realaigym_acrobot_ppo", "rag_acrobot_ppo", final=False),
+    _solve_times(
+        "realaigym_pendubot_jax_sac_v3", "realaigym_pendubot_jax_sac_v3", final=False, at_once=True
+    ),
 )
 
 
