@@ -302,6 +302,17 @@ def test_every_image_of_the_results_pages_exists(rp: ModuleType) -> None:
 # --------------------------------------------------------------------------- RealAIGym agents
 
 
+# a swung-up seed's v2 performance criteria, the same in every row of these tests
+_CRITERIA = {
+    "success": 1,
+    "swingup_time": 0.5,
+    "energy": 18.0,
+    "tau_cost": 9.0,
+    "tau_smoothness": 0.12,
+    "velocity_cost": 95.0,
+}
+
+
 def _board_rows(scores: dict[int, float], **extra: object) -> list[dict[str, object]]:
     return [
         {"policy": f"runs/x_s{s}", "train_seed": s, "algorithm": "sbx_sac", "score": v, **extra}
@@ -314,15 +325,7 @@ def test_realaigym_section_gives_every_seed_the_mean_and_the_worst(
 ) -> None:
     folder = tmp_path / "realaigym" / "g"
     folder.mkdir(parents=True)
-    criteria = {
-        "success": 1,
-        "swingup_time": 0.5,
-        "energy": 18.0,
-        "tau_cost": 9.0,
-        "tau_smoothness": 0.12,
-        "velocity_cost": 95.0,
-    }
-    perf = _board_rows({0: 0.30, 1: 0.36, 2: 0.33}, **criteria)
+    perf = _board_rows({0: 0.30, 1: 0.36, 2: 0.33}, **_CRITERIA)
     perf[1]["success"] = 0
     families = {
         "model": 0.5,
@@ -355,18 +358,10 @@ def test_realaigym_section_adds_the_v3_board_when_its_seeds_ran_it(
 ) -> None:
     folder = tmp_path / "realaigym" / "g"
     folder.mkdir(parents=True)
-    criteria = {
-        "success": 1,
-        "swingup_time": 0.5,
-        "energy": 18.0,
-        "tau_cost": 9.0,
-        "tau_smoothness": 0.12,
-        "velocity_cost": 95.0,
-    }
     families = dict.fromkeys(
         ["model", "velocity_noise", "torque_noise", "responsiveness", "delay", "perturbations"], 0.5
     )
-    (folder / "performance.json").write_text(json.dumps(_board_rows({0: 0.3, 1: 0.3}, **criteria)))
+    (folder / "performance.json").write_text(json.dumps(_board_rows({0: 0.3, 1: 0.3}, **_CRITERIA)))
     (folder / "robustness.json").write_text(
         json.dumps(_board_rows({0: 0.7, 1: 0.7}, noise_seed=3, partial=False, **families))
     )
