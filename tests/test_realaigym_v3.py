@@ -335,6 +335,12 @@ def test_push_pid_first_step_by_hand_and_a_batch_as_its_arms() -> None:
     upright = np.array([math.pi, 0.0, 0.0, 0.0])
     pid = PushPID([math.pi - 0.3, 0.2], arm())
     np.testing.assert_allclose(pid.torque(upright), [-3.00003, 2.00002], atol=1e-12)
+    # a new target keeps the history: the second step still has no derivative, the third
+    # has D = (e3 - e2) / 0.001 = (-50, 0), which saturates the shoulder at -6 N·m
+    pid.target = np.array([math.pi - 0.2, 0.1])
+    np.testing.assert_allclose(pid.torque(upright), [-2.00005, 1.00003], atol=1e-12)
+    pid.target = np.array([math.pi - 0.25, 0.1])
+    np.testing.assert_allclose(pid.torque(upright), [-6.0, 1.00004], atol=1e-12)
     # a batch of pushes is each push on its own, step by step (integral and derivative too)
     rng = np.random.default_rng(0)
     targets = rng.uniform(-math.pi, math.pi, (3, 2))
