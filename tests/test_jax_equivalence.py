@@ -76,6 +76,14 @@ CASES = {
     "swingup-pendubot": Case("TwoLinkPendubotSwingup-v0", {}, 750, free_steps=500),
     "realaigym-acrobot": Case("TwoLinkAcrobotSwingup-v0", _RAG, 750, free_steps=300),
     "realaigym-pendubot": Case("TwoLinkPendubotSwingup-v0", _RAG, 750, free_steps=500),
+    # the v3 training reward: the tip above the line
+    "realaigym-pendubot-line": Case(
+        "TwoLinkPendubotSwingup-v0",
+        {**_RAG, "task_options": {"line_weight": 0.5, "ctrl_weight": 0.0}},
+        750,
+        free_steps=500,
+        start=(np.pi / 2 + 0.05, -0.05, 0.0, 0.1),  # above the line, then through it
+    ),
     # the C.1/1.0 motors: rotor inertia and Coulomb friction (the twin's Coulomb terms on)
     "realaigym-c10-acrobot": Case(
         "TwoLinkAcrobotSwingup-v0",

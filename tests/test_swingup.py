@@ -57,6 +57,38 @@ def test_height_term_is_each_links_height_from_the_kinematics():
     np.testing.assert_allclose(ev.terms["reward_height"], np.sqrt(h1 * h2), rtol=0, atol=1e-12)
 
 
+def test_line_term_is_the_realaigym_boards_tip_above_the_line():
+    """line_weight w: the reward is (1 - w)·plain + w·line, where line is the v3 board's own
+    test (its scorer, in RealAIGym's angles: 0 hanging) of the tip above 0.9 of the reach."""
+    from twolink_gym.realaigym.scoring import above_line
+
+    params = ArmParams(l1=0.2, l2=0.3, lc1=0.2, lc2=0.25)
+    rng = np.random.default_rng(5)
+    x = _random_states(4000, seed=3)
+    x[:2000, :2] = np.array([np.pi / 2, 0.0]) + rng.uniform(-0.6, 0.6, (2000, 2))  # near the line
+    a = rng.uniform(-1, 1, (4000, 2))
+    goal = np.zeros((4000, 0))
+    board = above_line(np.column_stack([x[:, 0] + np.pi / 2, x[:, 1]]), (0.2, 0.3))
+    assert 500 < board.sum() < 3500  # both sides of the line are sampled
+    w = 0.4
+    plain = SwingupTask(ctrl_weight=0.3).evaluate(params, x, goal, a)
+    lined = SwingupTask(ctrl_weight=0.3, line_weight=w).evaluate(params, x, goal, a)
+    np.testing.assert_array_equal(lined.terms["reward_line"], board.astype(float))
+    ctrl = 1.0 - 0.3 * np.sum(a**2, axis=1) / 2.0
+    np.testing.assert_allclose(
+        lined.reward, (1 - w) * plain.reward + w * ctrl * board, rtol=0, atol=1e-12
+    )
+    # a lower line (half the reach): more of the states are above it
+    low = SwingupTask(line_weight=1.0, line_height=0.5).evaluate(params, x, goal)
+    tip_y = params.l1 * np.sin(x[:, 0]) + params.l2 * np.sin(x[:, 0] + x[:, 1])
+    np.testing.assert_array_equal(low.reward, (tip_y > 0.25).astype(float))
+    # off by default: the plain reward
+    assert "reward_line" in plain.terms
+    np.testing.assert_array_equal(
+        plain.reward, SwingupTask(ctrl_weight=0.3).evaluate(params, x, goal, a).reward
+    )
+
+
 def test_height_guide_is_quadratic_in_a_straight_swing_and_zero_folded():
     """A straight arm swung by θ from hanging: its centre of mass rose by (1 - cos θ) lc."""
     theta = np.linspace(-np.pi, np.pi, 201)
@@ -288,6 +320,8 @@ def test_smooth_weight_scales_the_reward_by_the_step_to_step_action_change():
         ("success_angle", 0.0, r"must be > 0"),
         ("height_weight", 1.5, r"must lie in \[0, 1\]"),
         ("smooth_weight", -0.1, r"must lie in \[0, 1\]"),
+        ("line_weight", 1.5, r"must lie in \[0, 1\]"),
+        ("line_height", -1.5, r"must lie in \[-1, 1\]"),
         ("init_speed_noise", -1.0, r"must be >= 0"),
     ],
 )

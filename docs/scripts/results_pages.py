@@ -1180,6 +1180,22 @@ REALAIGYM_GROUPS = (
             at_once=True,
         ),
     ),
+    BoardGroup(
+        "realaigym/pendubot_jax_sac_v3_line",
+        "Pendubot, SAC trained in JAX for v3 with the line in its reward, "
+        "`configs/realaigym_pendubot_jax_sac_v3_line.yaml`",
+        "pendubot",
+        _board_commands(
+            "realaigym/pendubot_jax_sac_v3_line",
+            "pendubot",
+            "realaigym_pendubot_jax_sac_v3_line",
+            "realaigym_pendubot_jax_sac_v3_line",
+            "0 1 2",
+            None,
+            v3=True,
+            at_once=True,
+        ),
+    ),
 )
 
 
@@ -1371,6 +1387,12 @@ TIME_TO_SOLVE = (
     _solve_times("realaigym_acrobot_ppo", "rag_acrobot_ppo", final=False),
     _solve_times(
         "realaigym_pendubot_jax_sac_v3", "realaigym_pendubot_jax_sac_v3", final=False, at_once=True
+    ),
+    _solve_times(
+        "realaigym_pendubot_jax_sac_v3_line",
+        "realaigym_pendubot_jax_sac_v3_line",
+        final=False,
+        at_once=True,
     ),
 )
 

@@ -51,6 +51,7 @@ class SwingupTerms(NamedTuple):
     reward_still: float
     reward_ctrl: float
     reward_smooth: float
+    reward_line: float
 
 
 class SwingupMemory(NamedTuple):
@@ -81,15 +82,21 @@ def swingup_kernel(
     ctrl = control_factor(x.a1, x.a2, options.ctrl_weight)
     # |Δa|² is at most 8 (2 per joint squared): a quarter of the weight bounds it like ctrl
     smooth = control_factor(x.a1 - memory.a1, x.a2 - memory.a2, 0.25 * options.smooth_weight)
+    # the tip's height above the shoulder against the line (a fraction of the reach)
+    tip_height = arm.l1 * x.s1 + arm.l2 * x.s12
+    line = 1.0 if tip_height > options.line_height * (arm.l1 + arm.l2) else 0.0
     w = options.height_weight
+    lw = options.line_weight
     terms = SwingupTerms(
         reward_height=height,
         reward_upright=upright,
         reward_still=still,
         reward_ctrl=ctrl,
         reward_smooth=smooth,
+        reward_line=line,
     )
-    reward = ctrl * smooth * (w * height + (1.0 - w) * upright * still)
+    shaped = w * height + (1.0 - w) * upright * still
+    reward = ctrl * smooth * ((1.0 - lw) * shaped + lw * line)
     memory = SwingupMemory(was_up=was_up, a1=x.a1, a2=x.a2)
     return Outcome(reward, fell, success, dist), terms, memory
 
@@ -115,7 +122,9 @@ class SwingupTask(Task):
         still   = 1 - speed_weight · (1 - exp(-|dq|² / (2 still_sigma²)))
         ctrl    = 1 - ctrl_weight · |a|² / 2
         smooth  = 1 - smooth_weight · |a - a_prev|² / 8    # a_prev: last step's action (0 at first)
-        reward  = ctrl · smooth · (height_weight · height + (1 - height_weight) · upright · still)
+        line    = 1 if tip height above the shoulder > line_height · (l1 + l2), else 0
+        shaped  = height_weight · height + (1 - height_weight) · upright · still
+        reward  = ctrl · smooth · ((1 - line_weight) · shaped + line_weight · line)
 
     ``height`` is a smooth guide from anywhere: the geometric mean of the two
     links' heights, so that one link up and one down earns nothing, while a
@@ -163,6 +172,15 @@ class SwingupTask(Task):
         to the next and 1 for a held torque (for training agents whose torque
         must change little between decisions, as RealAIGym's score asks; the
         policy does not observe its previous action). 0 (the default): off.
+    line_weight : float
+        In ``[0, 1]``: the share of the line term, 1 while the tip is above
+        ``line_height`` of the reach (RealAIGym v3's score counts the time the
+        tip spends above 0.9 of the reach, the default ``line_height``; for
+        training agents that get back above it fast from wherever they are).
+        0 (the default): off.
+    line_height : float
+        In ``[-1, 1]``: the line's height above the shoulder as a fraction of
+        the reach ``l1 + l2``.
     init_angle_noise, init_speed_noise : float
         Half-widths of the uniform perturbation of the hanging start [rad], [rad/s].
     explore_fraction : float
@@ -223,6 +241,8 @@ class SwingupTask(Task):
     ctrl_weight: float = 0.1
     smooth_weight: float = 0.0
     speed_weight: float = 0.5
+    line_weight: float = 0.0
+    line_height: float = 0.9
     init_angle_noise: float = 0.05
     init_speed_noise: float = 0.05
     explore_fraction: float = 0.0
@@ -241,6 +261,7 @@ class SwingupTask(Task):
                 "ctrl_weight",
                 "smooth_weight",
                 "speed_weight",
+                "line_weight",
                 "explore_fraction",
                 "catch_fraction",
             ),
@@ -258,6 +279,7 @@ class SwingupTask(Task):
             ),
             0.0,
         )
+        self.check_in_range(("line_height",), -1.0, 1.0)
         if self.explore_fraction + self.catch_fraction > 1.0:
             raise ValueError(
                 f"swingup task options explore_fraction + catch_fraction must be at most 1, "

@@ -48,7 +48,10 @@ class SwingupTwin(TaskTwin):
         height = 0.5 * jnp.sqrt(jnp.maximum((1.0 + x.s1) * (1.0 + x.s12), 0.0))
         ctrl = control_factor(x.a1, x.a2, options.ctrl_weight)
         smooth = control_factor(x.a1 - memory.a1, x.a2 - memory.a2, 0.25 * options.smooth_weight)
+        tip_height = arm.l1 * x.s1 + arm.l2 * x.s12
+        line = (tip_height > options.line_height * (arm.l1 + arm.l2)).astype(height.dtype)
         w = options.height_weight
+        lw = options.line_weight
         terms = named(
             SwingupTerms,
             reward_height=height,
@@ -56,8 +59,10 @@ class SwingupTwin(TaskTwin):
             reward_still=still,
             reward_ctrl=ctrl,
             reward_smooth=smooth,
+            reward_line=line,
         )
-        reward = ctrl * smooth * (w * height + (1.0 - w) * upright * still)
+        shaped = w * height + (1.0 - w) * upright * still
+        reward = ctrl * smooth * ((1.0 - lw) * shaped + lw * line)
         memory = named(SwingupMemory, was_up=was_up, a1=x.a1, a2=x.a2)
         return (
             named(Outcome, reward, fell, success, dist),
