@@ -10,6 +10,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
+from twolink_gym.kinematics import tip_from_trig
 from twolink_gym.params import ArmParams
 from twolink_gym.tasks.balance import upright_items, upright_terms
 from twolink_gym.tasks.base import (
@@ -83,7 +84,7 @@ def swingup_kernel(
     # |Δa|² is at most 8 (2 per joint squared): a quarter of the weight bounds it like ctrl
     smooth = control_factor(x.a1 - memory.a1, x.a2 - memory.a2, 0.25 * options.smooth_weight)
     # the tip's height above the shoulder against the line (a fraction of the reach)
-    tip_height = arm.l1 * x.s1 + arm.l2 * x.s12
+    _, tip_height = tip_from_trig(arm, x.c1, x.s1, x.c12, x.s12)
     line = 1.0 if tip_height > options.line_height * (arm.l1 + arm.l2) else 0.0
     w = options.height_weight
     lw = options.line_weight
