@@ -374,8 +374,12 @@ def machine_line(rows: Sequence[dict[str, Any]]) -> str:
 
     loads = [load[0] for r in rows for load in r["load_average"] if load]
     load = f"{min(loads):.2f}–{max(loads):.2f}" if loads else "not recorded"
+    accelerators = sorted(
+        {str(m["device_kind"]) for m in machines if m.get("jax_backend", "cpu") != "cpu"}
+    )
+    on = f"; JAX on {', '.join(accelerators)}" if accelerators else ""
     return (
-        f"Machine: {values('cpu_count')} CPUs ({values('cpu_model', 'processor')}), "
+        f"Machine: {values('cpu_count')} CPUs ({values('cpu_model', 'processor')}){on}, "
         f"torch {values('torch')}, {values('torch_threads')} torch thread(s) per run; "
         f"load average (1 min) at the runs' ends: {load}."
     )

@@ -450,4 +450,15 @@ def test_time_to_solve_page_gives_every_seed_in_minutes_and_the_machine(
     assert r["steps to target, each seed"] == "30,000 / not reached / 20,000"
     assert r["median [min]"] == "1.50" and r["worst [min]"] == "not reached"
     assert r["whole run [min], each seed"] == "10.0 / 10.5 / 9.0"
-    assert r["CPU; load (1 min) at the runs' ends"] == "2 × Some CPU; load 2.0–4.0"
+    assert r["machine; load (1 min) at the runs' ends"] == "2 × Some CPU; load 2.0–4.0"
+
+
+def test_time_to_solve_machine_names_the_gpu_jax_ran_on(rp: ModuleType) -> None:
+    cpu = {"cpu_count": 2, "cpu_model": "EPYC", "jax_backend": "cpu", "device_kind": "cpu"}
+    gpu = {"cpu_count": 16, "cpu_model": "Xeon", "jax_backend": "gpu", "device_kind": "NVIDIA H200"}
+    loads = [[0.5, 0, 0], [1.25, 0, 0]]
+    assert rp._machine({"machine": [cpu, cpu], "load_average": loads}) == "2 × EPYC; load 0.5–1.2"
+    assert (
+        rp._machine({"machine": [gpu, gpu], "load_average": loads})
+        == "16 × Xeon + NVIDIA H200; load 0.5–1.2"
+    )

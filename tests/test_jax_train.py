@@ -142,6 +142,11 @@ def test_cli_writes_a_run_folder_per_seed(trained: Path) -> None:
         summary = json.loads((run / "train_summary.json").read_text())
         assert summary["timesteps"] == 256 and summary["seeds_trained_together"] == [3, 5]
         assert summary["compile_time_s"] > 0 and summary["wall_time_s"] >= summary["compile_time_s"]
+        # the devices the seeds ran on, as JAX names them (the test runs on the CPU)
+        import jax
+
+        assert summary["machine"]["jax_backend"] == "cpu" == summary["device"].split(":")[0]
+        assert summary["machine"]["device_kind"] == jax.devices("cpu")[0].device_kind
         assert any((run / "tb").rglob("events.out.tfevents.*"))
         assert (run / "best" / "policy.npz").is_file()
     assert not np.array_equal(returns[0], returns[1])  # two seeds, two trainings

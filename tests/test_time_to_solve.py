@@ -155,6 +155,18 @@ def test_cli_groups_configs_and_writes_json(tmp_path: Path, capsys: pytest.Captu
     assert "load average (1 min) at the runs' ends: 1.50–2.50" in printed
 
 
+def test_machine_line_names_the_gpu_jax_ran_on_and_not_a_cpu_device() -> None:
+    cpu = {"cpu_count": 2, "cpu_model": "EPYC", "jax_backend": "cpu", "device_kind": "cpu"}
+    gpu = {"cpu_count": 16, "cpu_model": "Xeon", "jax_backend": "gpu", "device_kind": "NVIDIA H200"}
+    rows = [{"machine": [cpu], "load_average": [[1.0, 1, 1]]}]
+    assert "2 CPUs (EPYC), torch" in tts.machine_line(rows)
+    assert "JAX on" not in tts.machine_line(rows)
+    rows.append({"machine": [gpu, gpu], "load_average": [[0.5, 1, 1], [0.7, 1, 1]]})
+    line = tts.machine_line(rows)
+    assert "16, 2 CPUs (EPYC, Xeon); JAX on NVIDIA H200, torch" in line
+    assert "load average (1 min) at the runs' ends: 0.50–1.00." in line
+
+
 def test_cli_names_a_folder_that_is_no_run(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     assert tts.main([str(tmp_path)]) == 2
     assert "neither a run folder" in capsys.readouterr().err

@@ -305,8 +305,8 @@ def train_jax(
             "cumulative_eval_time_s": round(e_off + eval_time, 2),
             "cumulative_wall_time_s": round(t_off + e_off + wall, 2),
             "load_average": [round(v, 2) for v in os.getloadavg()],
-            "cpu_model": _machine()["cpu_model"],
-            "machine": _machine(),
+            "cpu_model": _machine(layout.devices)["cpu_model"],
+            "machine": _machine(layout.devices),
         }
         (run_dir / "train_summary.json").write_text(json.dumps(summary, indent=2))
     return JaxTrainResult(
@@ -324,7 +324,13 @@ def train_jax(
     )
 
 
-def _machine() -> dict[str, Any]:
+def _machine(devices: Sequence[Any]) -> dict[str, Any]:
+    """The host, the library versions and the JAX devices the seeds ran on.
+
+    ``jax_backend`` is the devices' platform (``cpu``, ``gpu``, ``tpu``) and
+    ``device_kind`` their model as JAX reports it (``cpu``, or a GPU's name
+    such as ``NVIDIA H200``).
+    """
     import platform
 
     import jax
@@ -338,6 +344,8 @@ def _machine() -> dict[str, Any]:
         "jax": jax.__version__,
         "rejax": _version("rejax"),
         "xla_flags": os.environ.get("XLA_FLAGS", ""),
+        "jax_backend": str(devices[0].platform),
+        "device_kind": str(devices[0].device_kind),
     }
 
 

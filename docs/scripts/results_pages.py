@@ -1034,14 +1034,18 @@ def realaigym_group_section(group: BoardGroup) -> str:
     return "\n".join(out)
 
 
-def _seed_runs(config: str, label: str, seeds: str, at_once: bool = False) -> tuple[str, str]:
+def _seed_runs(
+    config: str, label: str, seeds: str, at_once: bool = False, set_seeds: bool = False
+) -> tuple[str, str]:
     """The run folders ``runs/<label>_sN`` of ``seeds`` and the command(s) that train them.
 
-    ``at_once``: a ``jax_*`` config, whose ``train.seeds`` train together in one command.
+    ``at_once``: a ``jax_*`` config, whose ``train.seeds`` train together in one command;
+    ``set_seeds``: that command sets ``train.seeds`` to ``seeds`` (else the config's own).
     """
     runs = " ".join(f"runs/{label}_s{n}" for n in seeds.split())
     if at_once:
-        return runs, f"twolink train configs/{config}.yaml --set train.run_name={label}"
+        chosen = f" --set 'train.seeds=[{','.join(seeds.split())}]'" if set_seeds else ""
+        return runs, f"twolink train configs/{config}.yaml --set train.run_name={label}{chosen}"
     train = (
         f"for seed in {seeds}; do\n"
         f"  twolink train configs/{config}.yaml --set train.seed=$seed"
@@ -1060,13 +1064,14 @@ def _board_commands(
     ship: tuple[int, str] | None,
     v3: bool = False,
     at_once: bool = False,
+    set_seeds: bool = False,
 ) -> str:
     """Train ``config`` on ``seeds`` as runs/``label``_sN, the boards into ``folder``, ship one.
 
     ``ship`` is the shipped seed and the agent's name (None: none ships); ``v3`` adds the
-    v3 board to the two v2 boards; ``at_once``: see :func:`_seed_runs`.
+    v3 board to the two v2 boards; ``at_once``, ``set_seeds``: see :func:`_seed_runs`.
     """
-    runs, train = _seed_runs(config, label, seeds, at_once)
+    runs, train = _seed_runs(config, label, seeds, at_once, set_seeds)
     lines = (
         f"{train}\n"
         f"twolink realaigym performance {runs} --robot {robot} --out docs/results/{folder}\n"
@@ -1196,6 +1201,39 @@ REALAIGYM_GROUPS = (
             at_once=True,
         ),
     ),
+    BoardGroup(
+        "realaigym/pendubot_jax_sac_v3_line_1m",
+        "Pendubot, SAC trained in JAX for v3 with the line in its reward, 1,000,000 steps "
+        "(on a GPU), `configs/realaigym_pendubot_jax_sac_v3_line_1m.yaml`",
+        "pendubot",
+        _board_commands(
+            "realaigym/pendubot_jax_sac_v3_line_1m",
+            "pendubot",
+            "realaigym_pendubot_jax_sac_v3_line_1m",
+            "realaigym_pendubot_jax_sac_v3_line_1m",
+            "0 1 2",
+            None,
+            v3=True,
+            at_once=True,
+        ),
+    ),
+    BoardGroup(
+        "realaigym/pendubot_jax_sac_v3_line_x16",
+        "Pendubot, `configs/realaigym_pendubot_jax_sac_v3_line.yaml` on 16 seeds at once "
+        "(on a GPU)",
+        "pendubot",
+        _board_commands(
+            "realaigym/pendubot_jax_sac_v3_line_x16",
+            "pendubot",
+            "realaigym_pendubot_jax_sac_v3_line",
+            "realaigym_pendubot_jax_sac_v3_line_x16",
+            " ".join(str(n) for n in range(16)),
+            None,
+            v3=True,
+            at_once=True,
+            set_seeds=True,
+        ),
+    ),
 )
 
 
@@ -1249,9 +1287,13 @@ def _steps(steps: float | None) -> str:
 
 
 def _machine(row: dict[str, Any]) -> str:
-    """The CPUs and the load at the runs' ends, as the runs recorded them."""
+    """The CPUs (and the GPU JAX ran on) and the load at the runs' ends, as the runs recorded them."""
     cpus = sorted(
-        {f"{m.get('cpu_count', '?')} × {m.get('cpu_model', '?')}" for m in row["machine"]}
+        {
+            f"{m.get('cpu_count', '?')} × {m.get('cpu_model', '?')}"
+            + (f" + {m['device_kind']}" if m.get("jax_backend", "cpu") != "cpu" else "")
+            for m in row["machine"]
+        }
     )
     loads = [load[0] for load in row["load_average"] if load]
     load = f"{min(loads):.1f}–{max(loads):.1f}" if loads else "not recorded"
@@ -1292,7 +1334,7 @@ def time_to_solve_page() -> str:
         "worst [min]",
         "whole run [min], each seed",
         "final success, each seed",
-        "CPU; load (1 min) at the runs' ends",
+        "machine; load (1 min) at the runs' ends",
     ]
     out.append(table(header, ["l", "l", "r", "r", "l", "l", "r", "r", "l", "l", "l"], rows))
     out.append("## Commands\n")
@@ -1391,6 +1433,12 @@ TIME_TO_SOLVE = (
     _solve_times(
         "realaigym_pendubot_jax_sac_v3_line",
         "realaigym_pendubot_jax_sac_v3_line",
+        final=False,
+        at_once=True,
+    ),
+    _solve_times(
+        "realaigym_pendubot_jax_sac_v3_line_1m",
+        "realaigym_pendubot_jax_sac_v3_line_1m",
         final=False,
         at_once=True,
     ),
