@@ -44,6 +44,7 @@ from twolink_gym.codec import ACTUATIONS
 from twolink_gym.env_config import EnvConfig
 from twolink_gym.jax import robustness
 from twolink_gym.jax.dynamics import rk4
+from twolink_gym.jax.kinematics import tip_from_trig
 from twolink_gym.jax.params import EnvParams, EnvState, float_dtype
 from twolink_gym.jax.tasks import TaskTwin, twin_for
 from twolink_gym.jax.tasks.common import named
@@ -298,7 +299,7 @@ class TwoLinkJaxEnv(Environment):
         t = steps.astype(x.dtype) * params.dt
         step = named(Step, t, q1, q2, dq1, dq2, c1, s1, c12, s12, action[0], action[1])
         outcome, terms, memory, extras = self.twin.kernel(arm, params.options, step, goal, memory)
-        tip = jnp.stack([arm.l1 * c1 + arm.l2 * c12, arm.l1 * s1 + arm.l2 * s12])
+        tip = jnp.stack(tip_from_trig(arm, c1, s1, c12, s12))
         obs = jnp.concatenate([jnp.stack([c1, s1, c2, s2, dq1, dq2]), extras.astype(x.dtype)])
         return obs, outcome, terms, memory, tip
 

@@ -7,6 +7,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from twolink_gym.jax.kinematics import tip_from_trig
 from twolink_gym.jax.tasks import TaskTwin, register_twin
 from twolink_gym.jax.tasks.common import control_factor, named, perturbed_state, upright_terms
 from twolink_gym.kernel import Outcome
@@ -48,7 +49,7 @@ class SwingupTwin(TaskTwin):
         height = 0.5 * jnp.sqrt(jnp.maximum((1.0 + x.s1) * (1.0 + x.s12), 0.0))
         ctrl = control_factor(x.a1, x.a2, options.ctrl_weight)
         smooth = control_factor(x.a1 - memory.a1, x.a2 - memory.a2, 0.25 * options.smooth_weight)
-        tip_height = arm.l1 * x.s1 + arm.l2 * x.s12
+        _, tip_height = tip_from_trig(arm, x.c1, x.s1, x.c12, x.s12)
         line = (tip_height > options.line_height * (arm.l1 + arm.l2)).astype(height.dtype)
         w = options.height_weight
         lw = options.line_weight

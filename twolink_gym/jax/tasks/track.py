@@ -16,6 +16,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from twolink_gym.jax.kinematics import tip_from_trig
 from twolink_gym.jax.paths import (
     goal_of_path,
     reference_at,
@@ -154,8 +155,7 @@ class TrackTwin(TaskTwin):
         """Reference, tracking error, reward, running RMS, lost termination and success."""
         t = x.t
         reference = reference_at(goal, t)
-        tip_x = arm.l1 * x.c1 + arm.l2 * x.c12
-        tip_y = arm.l1 * x.s1 + arm.l2 * x.s12
+        tip_x, tip_y = tip_from_trig(arm, x.c1, x.s1, x.c12, x.s12)
         ex = reference[0] - tip_x
         ey = reference[1] - tip_y
         preview = []
