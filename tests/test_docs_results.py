@@ -365,7 +365,7 @@ def test_realaigym_section_adds_the_v3_board_when_its_seeds_ran_it(
     (folder / "robustness.json").write_text(
         json.dumps(_board_rows({0: 0.7, 1: 0.7}, noise_seed=3, partial=False, **families))
     )
-    v3 = _board_rows({0: 0.78, 1: 0.82}, robot="pendubot")
+    v3 = _board_rows({0: 0.78, 1: 0.82}, robot="pendubot", pushes_seed=None)  # the board's
     for row, (rises, up) in zip(v3, [(16, 46.8), (15, 49.2)], strict=True):
         row.update(n_swingups=rises, uptime=up)
     (folder / "v3.json").write_text(json.dumps(v3))
@@ -381,6 +381,11 @@ def test_realaigym_section_adds_the_v3_board_when_its_seeds_ran_it(
     ]
     (folder / "v3.json").write_text(json.dumps(v3[:1]))
     with pytest.raises(rp.ResultsError, match=r"seeds \[0, 1\], v3.json \[0\]"):
+        rp.realaigym_group_section(rp.BoardGroup("realaigym/g", "G", "pendubot", "cmd"))
+    # runs with held-out pushes (`--pushes-seed`) are not the board
+    v3[1]["pushes_seed"] = 5
+    (folder / "v3.json").write_text(json.dumps(v3))
+    with pytest.raises(rp.ResultsError, match=r"held-out pushes \(--pushes-seed \[5\]\)"):
         rp.realaigym_group_section(rp.BoardGroup("realaigym/g", "G", "pendubot", "cmd"))
 
 

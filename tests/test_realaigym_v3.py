@@ -100,6 +100,32 @@ def test_schedule_is_the_published_one(robot: str) -> None:
     assert np.all(np.abs(pushes.targets[:, :2]) <= math.pi)
 
 
+@pytest.mark.parametrize("robot", ["acrobot", "pendubot"])
+def test_schedule_from_another_seed_draws_other_pushes_the_same_way(robot: str) -> None:
+    board = schedule(robot)
+    # the board's seed given explicitly is the board's schedule
+    same = schedule(robot, {"acrobot": 333, "pendubot": 777}[robot])
+    np.testing.assert_array_equal(same.times, board.times)
+    np.testing.assert_array_equal(same.targets, board.targets)
+    other = schedule(robot, 5)
+    assert np.max(np.abs(other.times - board.times)) > 0.1
+    # the seed decides the draws, not the robot
+    np.testing.assert_array_equal(other.times, schedule("acrobot", 5).times)
+    # drawn as the board's: 15 times within 1 s of every 3.75 s, increasing; angles in [-pi, pi)
+    gap = 60.0 / 16
+    assert other.times.shape == (15,) and np.all(np.diff(other.times) > 0)
+    assert np.all(np.abs(other.times - gap * np.arange(1, 16)) <= 1.0)
+    assert other.targets.shape == (15, 4)
+    assert np.all((-math.pi <= other.targets[:, :2]) & (other.targets[:, :2] < math.pi))
+    assert np.all(np.abs(other.targets[:, 2:]) <= 4 * math.pi)
+
+
+@pytest.mark.parametrize("seed", [-1, 2**32, 1.5, True, "5"])
+def test_schedule_names_a_bad_seed(seed: object) -> None:
+    with pytest.raises(ValueError, match=r"seed must be None or an integer in \[0, 2\*\*32\)"):
+        schedule("pendubot", seed)  # type: ignore[arg-type]
+
+
 # -- the scorer on trajectories with hand-worked answers ---------------------------------------
 
 
@@ -274,9 +300,37 @@ def test_cli_writes_a_full_run_in_the_published_layout(tmp_path, monkeypatch, ca
     assert (folder / "timeseries.png").stat().st_size > 0
     (row,) = json.loads((tmp_path / "v3.json").read_text())
     assert row["policy"] == "zero" and row["score"] == score and row["n_swingups"] == n
+    assert row["pushes_seed"] is None  # the board's pushes
     assert main(["realaigym", "score", str(folder / "sim_swingup.csv"), "--robot", "acrobot",
                  "--version", "v3", "--json"]) == 0  # fmt: skip
     assert json.loads(capsys.readouterr().out)["uptime"] == uptime
+
+
+def test_cli_runs_held_out_pushes_from_another_seed(tmp_path, monkeypatch, capsys) -> None:
+    import twolink_gym.training.realaigym as cli_module
+    from twolink_gym.training.cli import main
+
+    monkeypatch.setattr(cli_module, "policy_runner", lambda spec, robot: lambda x, t: (0.0, 0.0))
+    args = ["realaigym", "v3", "zero", "--robot", "acrobot", "--out", str(tmp_path)]
+    assert main([*args, "--pushes-seed", "5"]) == 0
+    board = capsys.readouterr().out
+    # ours alone, said not to be the board
+    assert "held-out pushes (seed 5)" in board and "(published)" not in board
+    tr = read_csv(tmp_path / "zero" / "sim_swingup.csv")
+    windows = _windows(np.any(tr.u != 0.0, axis=1))
+    # the pushes start where seed 5's draws put them, not at the published times
+    when = schedule("acrobot", 5).times
+    assert len(windows) == 15 and abs(when[0] - float(PUBLISHED_TIMES["acrobot"].split()[0])) > 0.1
+    for (start, _), t in zip(windows, when, strict=True):
+        assert tr.t[start] >= t - 5e-5 and tr.t[start - 1] < t + 5e-5
+    (row,) = json.loads((tmp_path / "v3.json").read_text())
+    assert row["pushes_seed"] == 5
+    # the seed is checked before anything runs, and named
+    for bad in ("-3", "4294967296", "x"):
+        with pytest.raises(SystemExit) as exit_info:
+            main([*args, "--pushes-seed", bad])
+        assert exit_info.value.code == 2
+        assert "--pushes-seed: must be an integer in [0, 2**32)" in capsys.readouterr().err
 
 
 # -- against the publisher's data -------------------------------------------------------------

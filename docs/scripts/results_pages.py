@@ -962,6 +962,12 @@ def realaigym_group_section(group: BoardGroup) -> str:
         if (folder / "v3.json").exists()
         else {}
     )
+    held_out = sorted({r["pushes_seed"] for r in v3.values() if r.get("pushes_seed") is not None})
+    if held_out:
+        raise ResultsError(
+            f"docs/results/{group.folder}/v3.json: runs with held-out pushes (--pushes-seed "
+            f"{held_out}) are not the v3 board; run `twolink realaigym v3` without it"
+        )
     others = [("robustness.json", robust)] + ([("v3.json", v3)] if v3 else [])
     for name, other in others:
         if sorted(perf) != sorted(other):

@@ -116,9 +116,30 @@ class Schedule:
     times: NDArray[np.float64]
 
 
-def schedule(robot: str) -> Schedule:
-    """The ICRA 2025 pushes of ``robot`` (module notes, *draws*)."""
-    rng = np.random.RandomState(SEEDS[check_robot(robot)])
+def schedule(robot: str, seed: int | None = None) -> Schedule:
+    """The pushes of ``robot``: the ICRA 2025 ones, or the same draws from another seed.
+
+    Parameters
+    ----------
+    robot : {"acrobot", "pendubot"}
+    seed : int, optional
+        ``numpy.random.RandomState``'s seed, in ``[0, 2**32)``. None (the default) is the
+        board's, :data:`SEEDS` of ``robot`` (module notes, *draws*); another seed draws
+        other targets and times the same way: held-out runs, for choosing among models
+        without looking at the board.
+
+    Raises
+    ------
+    ValueError
+        ``seed`` not an integer in ``[0, 2**32)``.
+    """
+    if seed is None:
+        seed = SEEDS[check_robot(robot)]
+    elif isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**32:
+        raise ValueError(f"seed must be None or an integer in [0, 2**32), got {seed!r}")
+    else:
+        check_robot(robot)
+    rng = np.random.RandomState(int(seed))
     targets = rng.uniform(0.0, 2 * math.pi, (N_RESETS, 4))
     targets -= math.pi
     targets[:, 2:] *= 4.0
@@ -265,6 +286,7 @@ def run_v3(
     steps: int = STEPS,
     params: ArmParams | None = None,
     progress: Callable[[int], None] | None = None,
+    pushes_seed: int | None = None,
 ) -> V3Run:
     """Run ``policy`` through the v3 protocol of ``robot`` (module notes).
 
@@ -277,13 +299,16 @@ def run_v3(
         ``f(x, t) -> (τ1, τ2)`` of the state in our angles and the time, or
         None (no torque outside the pushes).
     robot : {"acrobot", "pendubot"}
-        Chooses the seed of the pushes (:data:`SEEDS`).
+        The board's seed of the pushes (:data:`SEEDS`), unless ``pushes_seed`` is given.
     steps : int
         Steps to run (:data:`STEPS` for the protocol; fewer for a part of it).
     params : ArmParams, optional
         The plant (default: RealAIGym's C.1/1.1 arm).
     progress : callable, optional
         Called with the number of steps done after each step.
+    pushes_seed : int, optional
+        Draw the pushes from this seed instead of the board's (:func:`schedule`): a
+        held-out run, not the ICRA 2025 board.
 
     Returns
     -------
@@ -298,7 +323,7 @@ def run_v3(
         raise ValueError(f"steps must be an integer in [1, {STEPS}], got {steps!r}")
     plant = arm() if params is None else params
     vector = arm_vector(plant)
-    supervisor = ResetSupervisor(schedule(robot), plant)
+    supervisor = ResetSupervisor(schedule(robot, pushes_seed), plant)
     act = _policy_function(policy)
     offset = math.pi / 2
     times = np.empty(steps)
