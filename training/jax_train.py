@@ -296,6 +296,7 @@ def train_jax(
         "devices": len(layout.devices),
         "spare_copies": layout.copies - layout.n_seeds,
     }
+    machine = _machine(layout.devices)
     for c, run_dir, (t_off, e_off) in zip(seed_cfgs, run_dirs, offsets, strict=True):
         summary = {
             "run": c.run_name,
@@ -305,8 +306,8 @@ def train_jax(
             "cumulative_eval_time_s": round(e_off + eval_time, 2),
             "cumulative_wall_time_s": round(t_off + e_off + wall, 2),
             "load_average": [round(v, 2) for v in os.getloadavg()],
-            "cpu_model": _machine(layout.devices)["cpu_model"],
-            "machine": _machine(layout.devices),
+            "cpu_model": machine["cpu_model"],
+            "machine": machine,
         }
         (run_dir / "train_summary.json").write_text(json.dumps(summary, indent=2))
     return JaxTrainResult(

@@ -300,14 +300,15 @@ def write_scores_v3(path: Path, numbers: dict[str, Any]) -> Path:
 
 
 def _pushes_seed(text: str) -> int:
-    """``--pushes-seed``: an integer in ``[0, 2**32)`` (numpy's ``RandomState`` seeds)."""
+    """``--pushes-seed``: :func:`twolink_gym.realaigym.v3.check_pushes_seed` of the integer."""
+    from twolink_gym.realaigym.v3 import check_pushes_seed
+
     try:
-        seed = int(text)
+        return check_pushes_seed(int(text))
     except ValueError:
-        seed = -1
-    if not 0 <= seed < 2**32:
-        raise argparse.ArgumentTypeError(f"must be an integer in [0, 2**32), got {text!r}")
-    return seed
+        raise argparse.ArgumentTypeError(
+            f"must be an integer in [0, 2**32), got {text!r}"
+        ) from None
 
 
 def cmd_v3(args: argparse.Namespace) -> int:

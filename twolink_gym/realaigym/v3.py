@@ -74,6 +74,7 @@ __all__ = [
     "Schedule",
     "V3Run",
     "V3Score",
+    "check_pushes_seed",
     "run_v3",
     "schedule",
     "score_v3",
@@ -116,6 +117,19 @@ class Schedule:
     times: NDArray[np.float64]
 
 
+def check_pushes_seed(seed: object) -> int:
+    """``seed`` as a seed of the pushes: an integer in ``[0, 2**32)`` (``RandomState``'s seeds).
+
+    Raises
+    ------
+    ValueError
+        ``seed`` is not such an integer (a bool is not).
+    """
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**32:
+        raise ValueError(f"seed must be None or an integer in [0, 2**32), got {seed!r}")
+    return int(seed)
+
+
 def schedule(robot: str, seed: int | None = None) -> Schedule:
     """The pushes of ``robot``: the ICRA 2025 ones, or the same draws from another seed.
 
@@ -133,13 +147,8 @@ def schedule(robot: str, seed: int | None = None) -> Schedule:
     ValueError
         ``seed`` not an integer in ``[0, 2**32)``.
     """
-    if seed is None:
-        seed = SEEDS[check_robot(robot)]
-    elif isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**32:
-        raise ValueError(f"seed must be None or an integer in [0, 2**32), got {seed!r}")
-    else:
-        check_robot(robot)
-    rng = np.random.RandomState(int(seed))
+    robot = check_robot(robot)
+    rng = np.random.RandomState(SEEDS[robot] if seed is None else check_pushes_seed(seed))
     targets = rng.uniform(0.0, 2 * math.pi, (N_RESETS, 4))
     targets -= math.pi
     targets[:, 2:] *= 4.0
