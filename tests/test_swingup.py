@@ -196,7 +196,8 @@ def test_catch_starts_leave_the_other_draws_as_they_were():
 
 
 def test_exploring_and_catch_fractions_cannot_exceed_one():
-    with pytest.raises(ValueError, match=r"explore_fraction \+ catch_fraction must be at most 1"):
+    message = r"explore_fraction \+ catch_fraction \+ push_fraction must be at most 1"
+    with pytest.raises(ValueError, match=message):
         make_task("swingup", {"explore_fraction": 0.6, "catch_fraction": 0.5})
 
 

@@ -455,6 +455,7 @@ _ENABLED_BY = {
     "explore_speed": {"explore_fraction": 0.5},
     "catch_angle": {"catch_fraction": 0.5},
     "catch_speed": {"catch_fraction": 0.5},
+    "push_turns": {"push_fraction": 0.9},
 }
 
 
@@ -463,6 +464,8 @@ def _changed(task: Task, name: str) -> object:
     value = getattr(task, name)
     if isinstance(value, tuple):
         return value[-1:]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value + 1
     return 0.5 * value if value else 0.5
 
 

@@ -227,6 +227,15 @@ class TrainConfig:
         Keep the model of the best periodic evaluation (highest success rate,
         then highest mean return; the first of equals) in ``<run>/best/``, a
         folder every command loads as it loads a run (needs ``eval_freq`` > 0).
+    eval_v3_pushes_seeds : list of int or None
+        For the ``jax_*`` algorithms on a RealAIGym swing-up (``task: swingup``,
+        ``actuation`` acrobot or pendubot): at each periodic evaluation, also
+        run every seed's agent through the RealAIGym v3 protocol (60 s, 15
+        pushes) once per seed of the pushes given here, in JAX on the training
+        device (:mod:`twolink_gym.jax.realaigym_v3`): held-out schedules, never
+        the board's (333 acrobot, 777 pendubot, refused). Each seed's scores go
+        to ``<run>/eval/v3_heldout.csv``, and ``best/`` keeps the agent of the
+        highest mean score (then success rate, then mean return). None: no v3 runs.
     """
 
     total_timesteps: int
@@ -243,6 +252,7 @@ class TrainConfig:
     device: str = "cpu"
     progress_bar: bool = True
     save_best: bool = True
+    eval_v3_pushes_seeds: list[int] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -516,6 +526,8 @@ def _validate(cfg: RunConfig) -> None:
             raise ConfigError(
                 f"{src}: train.seeds must be a non-empty list of distinct seeds >= 0, got {seeds}"
             )
+    if cfg.train.eval_v3_pushes_seeds is not None:
+        _check_v3_pushes_seeds(cfg, is_rejax(cfg.algo.name))
     try:
         check_hyperparams(cfg.algo.name, cfg.algo.hyperparams)
     except BackendNotInstalledError as exc:
@@ -548,6 +560,54 @@ def _validate(cfg: RunConfig) -> None:
     }.items():
         if value < 0:
             raise ConfigError(f"{src}: {key} must be >= 0, got {value}")
+
+
+def _check_v3_pushes_seeds(cfg: RunConfig, rejax: bool) -> None:
+    """Check ``train.eval_v3_pushes_seeds`` and that the run can take a v3 evaluation."""
+    from twolink_gym.realaigym.protocol import DT
+    from twolink_gym.realaigym.v3 import SEEDS
+
+    src, seeds, env = cfg.source, cfg.train.eval_v3_pushes_seeds, cfg.env
+    key = "train.eval_v3_pushes_seeds"
+    if not rejax:
+        raise ConfigError(
+            f"{src}: {key} runs the v3 protocol inside jax_* training; {cfg.algo.name} "
+            "agents run it with `twolink realaigym v3 RUN --robot R --pushes-seed N`"
+        )
+    if env.task != "swingup" or env.actuation not in SEEDS:
+        raise ConfigError(
+            f"{src}: {key} needs a RealAIGym swing-up (env.task 'swingup', env.actuation one of "
+            f"{sorted(SEEDS)}), got task {env.task!r} with actuation {env.actuation!r}"
+        )
+    if env.observation != "state" or env.frame_stack != 1:
+        raise ConfigError(
+            f"{src}: {key} asks the agent with the true state: env.observation must be 'state' "
+            f"and env.frame_stack 1, got {env.observation!r} and {env.frame_stack}"
+        )
+    steps = env.dt / DT
+    if abs(steps - round(steps)) > 1e-9:
+        raise ConfigError(f"{src}: {key} needs env.dt a multiple of {DT} s, got {env.dt}")
+    if cfg.train.eval_freq < 1:
+        raise ConfigError(
+            f"{src}: {key} runs at the periodic evaluations: train.eval_freq must be > 0"
+        )
+    board = SEEDS[str(env.actuation)]
+    valid = (
+        isinstance(seeds, list)
+        and seeds
+        and all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**32 for s in seeds)
+        and len(set(seeds)) == len(seeds)
+    )
+    if not valid:
+        raise ConfigError(
+            f"{src}: {key} must be a non-empty list of distinct integers in [0, 2**32) or null, "
+            f"got {seeds!r}"
+        )
+    if board in seeds:
+        raise ConfigError(
+            f"{src}: {key} must not hold {board}, the board's seed of the {env.actuation}'s "
+            "pushes: models are chosen on held-out pushes, not on the runs they are scored on"
+        )
 
 
 def _check_hyperparam_values(cfg: RunConfig) -> None:

@@ -6,7 +6,8 @@ training twin, and three functions jitted and ``jax.vmap``-ed over a leading
 axis of seeds: ``init`` (keys → train states), ``segment`` (train states →
 train states after a segment of whole iterations) and ``evaluate`` (train
 states, keys → returns, lengths and successes of deterministic episodes on
-the evaluation twin). :func:`compile_program` compiles the three side by side.
+the evaluation twin), and, with ``train.eval_v3_pushes_seeds``,
+``evaluate_v3`` (train states → held-out RealAIGym v3 scores). :func:`compile_program` compiles the three side by side.
 """
 
 from __future__ import annotations
@@ -114,6 +115,13 @@ class Program:
     output: str
     action_low: np.ndarray
     action_high: np.ndarray
+    #: jitted: (state, pushes) -> held-out v3 scores (seeds, schedules); None without
+    #: ``train.eval_v3_pushes_seeds`` (:mod:`~twolink_gym.training.jax_v3_eval`)
+    evaluate_v3: Any = None
+    #: the schedules ``evaluate_v3`` takes
+    v3_pushes: Any = None
+    #: (state of one seed, observations (n, obs_dim)) -> deterministic actions (n, a)
+    act: Any = None
 
 
 def build_program(cfg: RunConfig) -> Program:
@@ -198,6 +206,13 @@ def build_program(cfg: RunConfig) -> Program:
     def segment(ts: Any) -> Any:
         return jax.lax.fori_loop(0, iterations, lambda _, t: algo.train_iteration(t), ts)
 
+    evaluate_v3 = v3_pushes = None
+    if tc.eval_v3_pushes_seeds is not None:
+        from twolink_gym.training.jax_v3_eval import v3_scores
+
+        scores, v3_pushes = v3_scores(cfg, make_env, act)
+        evaluate_v3 = jax.jit(jax.vmap(scores, in_axes=(0, None)))
+
     return Program(
         algo=algo,
         init=jax.jit(jax.vmap(algo.init_state)),
@@ -209,6 +224,9 @@ def build_program(cfg: RunConfig) -> Program:
         output=spec.output,
         action_low=low,
         action_high=high,
+        evaluate_v3=evaluate_v3,
+        v3_pushes=v3_pushes,
+        act=act,
     )
 
 

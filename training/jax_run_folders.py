@@ -307,8 +307,18 @@ class TimeLog:
             return 0.0, 0.0
         return float(self.rows[-1]["train_time_s"]), float(self.rows[-1]["eval_time_s"])
 
-    def add(self, row: dict[str, float], returns: Any, lengths: Any, successes: Any) -> None:
-        """Append a periodic evaluation: its time-log ``row`` and its per-episode arrays."""
+    def add(
+        self,
+        row: dict[str, float],
+        returns: Any,
+        lengths: Any,
+        successes: Any,
+        scalars: Mapping[str, float] | None = None,
+    ) -> None:
+        """Append a periodic evaluation: its time-log row and per-episode arrays.
+
+        ``scalars`` (tag → value) go to TensorBoard at the row's timesteps too.
+        """
         from torch.utils.tensorboard import SummaryWriter
 
         self.rows.append(row)
@@ -329,6 +339,8 @@ class TimeLog:
         if not math.isnan(row["success_rate"]):
             self._writer.add_scalar("eval/success_rate", row["success_rate"], step)
         self._writer.add_scalar("time/wall_time_s", row["wall_time_s"], step)
+        for tag, value in (scalars or {}).items():
+            self._writer.add_scalar(tag, value, step)
         self._writer.flush()
 
     def close(self) -> None:
@@ -337,10 +349,16 @@ class TimeLog:
             self._writer.close()
 
 
-def rank(row: Mapping[str, float]) -> tuple[float, float]:
-    """The order of periodic evaluations for ``best/``: success rate, then mean return."""
+def rank(row: Mapping[str, float], key: str | None = None) -> tuple[float, ...]:
+    """The order of periodic evaluations for ``best/``: success rate, then mean return.
+
+    With ``key`` (the held-out v3 score's), ``row[key]`` first (-inf where the row has none).
+    """
     success = row["success_rate"]
-    return (-math.inf if math.isnan(success) else success, row["mean_return"])
+    order = (-math.inf if math.isnan(success) else success, row["mean_return"])
+    if key is None:
+        return order
+    return (float(row.get(key, -math.inf)), *order)
 
 
 def best_row(run_dir: Path) -> dict[str, float] | None:

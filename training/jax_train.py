@@ -11,7 +11,9 @@ Training runs in **segments** of whole iterations (``train.eval_freq`` steps
 rounded up to ``n_envs · num_steps`` for PPO, to ``n_envs`` for SAC, whose
 iteration is one step of every env): one compiled call per segment, then,
 on the host, a periodic evaluation of every seed (also compiled, on the twin of
-the evaluation env, deterministic actions), the progress line, the time log,
+the evaluation env, deterministic actions; with ``train.eval_v3_pushes_seeds``
+also held-out RealAIGym v3 runs, :mod:`~twolink_gym.training.jax_v3_eval`,
+which then choose ``best/``), the progress line, the time log,
 TensorBoard scalars and the resume state of every seed. Segments chain exactly:
 rejax's algorithms keep everything they learn with in their train state
 (constant learning rate, the random key, the envs' states, the running
@@ -63,6 +65,7 @@ from twolink_gym.training.jax_run_folders import (
     seeds_of,
     write_policy,
 )
+from twolink_gym.training.jax_v3_eval import SCORE_KEY, HeldOutLog
 
 __all__ = ["AfterEval", "JaxTrainResult", "train_from_cli", "train_jax"]
 
@@ -106,6 +109,9 @@ def _progress(steps: int, planned: int, wall: float, rows: Sequence[dict[str, fl
         if not all(math.isnan(s) for s in success)
         else f"return {np.mean(returns):.1f}"
     )
+    if all(SCORE_KEY in r for r in rows):
+        v3 = [r[SCORE_KEY] for r in rows]
+        shown += f", held-out v3 {np.mean(v3):.3f} (worst {np.min(v3):.3f})"
     return f"{steps:>12,} / {planned:,} steps per seed  {wall:7.1f} s  {len(rows)} seeds: {shown}"
 
 
@@ -184,6 +190,13 @@ def train_jax(
     seg = program.segment_steps
     n_segments = math.ceil((cfg.train.total_timesteps - start_steps) / seg)
     planned = start_steps + n_segments * seg
+    v3_seeds = cfg.train.eval_v3_pushes_seeds
+    v3_logs = (
+        [HeldOutLog(d, v3_seeds, start_steps if resume else None) for d in run_dirs]
+        if v3_seeds is not None
+        else None
+    )
+    rank_key = SCORE_KEY if v3_logs is not None else None
 
     # -- validated: from here on the run folders are written ---------------------
     logs = []
@@ -246,6 +259,11 @@ def train_jax(
                 t0 = time.perf_counter()
                 train_clock = t0 - started - eval_time  # since the start, compile included
                 returns, lengths, success = (np.asarray(a) for a in evaluate(state, eval_keys))
+                v3 = (
+                    np.asarray(program.evaluate_v3(state, program.v3_pushes))
+                    if v3_logs is not None
+                    else None
+                )
                 eval_time += time.perf_counter() - t0
                 rows = []
                 for i, log in enumerate(logs):
@@ -259,10 +277,15 @@ def train_jax(
                         "mean_return": mean64(returns[i]),
                         "episodes": int(returns.shape[1]),
                     }
-                    log.add(row, returns[i], lengths[i], success[i])
+                    scalars = {}
+                    if v3_logs is not None and v3 is not None:
+                        row[SCORE_KEY] = v3_logs[i].add(steps, v3[i])
+                        scalars["eval/v3_heldout_score"] = row[SCORE_KEY]
+                    log.add(row, returns[i], lengths[i], success[i], scalars)
                     rows.append(row)
                     earlier = best[i]
-                    if cfg.train.save_best and (earlier is None or rank(row) > rank(earlier)):
+                    better = earlier is None or rank(row, rank_key) > rank(earlier, rank_key)
+                    if cfg.train.save_best and better:
                         best[i] = row
                         save_best(seed_cfgs[i], _policy_of(program, cfg, state, i), row)
                 print(_progress(steps, planned, time.perf_counter() - started, rows), flush=True)

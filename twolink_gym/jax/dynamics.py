@@ -21,7 +21,7 @@ import jax.numpy as jnp
 
 from twolink_gym.dynamics import COULOMB_SHARPNESS
 
-__all__ = ["accelerations", "rk4"]
+__all__ = ["accelerations", "gravity_torque", "rk4"]
 
 
 def accelerations(
@@ -105,3 +105,12 @@ def rk4(
         dq1 = dq1 + sixth * (a1 + 2.0 * (a2 + a3) + a4)
         dq2 = dq2 + sixth * (b1 + 2.0 * (b2 + b3) + b4)
     return q1, q2, dq1, dq2
+
+
+def gravity_torque(arm: Any, q1: Any, q2: Any) -> tuple[Any, Any]:
+    """Gravity torques ``G(q) = dV/dq`` [N·m] at ``(q1, q2)`` [rad] (:func:`twolink_gym.dynamics.gravity_torque`).
+
+    The compiled bias torques at rest: ``(g1 cos q1 + g2 cos(q1 + q2), g2 cos(q1 + q2))``.
+    """
+    g12 = arm.g2 * jnp.cos(q1 + q2)
+    return arm.g1 * jnp.cos(q1) + g12, g12

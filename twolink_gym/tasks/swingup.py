@@ -24,6 +24,7 @@ from twolink_gym.tasks.base import (
     perturbed_state,
     task_kernel,
 )
+from twolink_gym.tasks.push import push, push_target, push_turns
 from twolink_gym.tasks.rewards import control_factor
 
 __all__ = [
@@ -201,6 +202,19 @@ class SwingupTask(Task):
         within ``±catch_speed``. 0 (the default) draws none.
     catch_angle, catch_speed : float
         Half-widths of the catch starts' perturbation of upright [rad], [rad/s].
+    push_fraction : float
+        In ``[0, 1]``, at most ``1 - explore_fraction - catch_fraction``: the
+        share of episodes that start where a RealAIGym v3 push leaves the arm
+        ("push starts", for training agents that recover from pushes): from a
+        catch start (above), with the shoulder a turn lower on half of them
+        (an arm that came up the other way) and the elbow wound ``k`` turns,
+        ``k`` uniform over ``-push_turns … push_turns``, one push of 0.2 s
+        towards angles uniform over the circle
+        (:func:`twolink_gym.tasks.push.push`; v3 does not wrap the angles, so
+        an arm wound a turn is pushed a turn back, and spins). 0 (the default)
+        draws none.
+    push_turns : int
+        The most turns the elbow of a push start is wound (``>= 0``).
     fall_angle : float
         If positive, the episode terminates when either link tilts more than
         this from the vertical [rad] after both links were within it at an
@@ -231,6 +245,8 @@ class SwingupTask(Task):
         "catch_fraction",
         "catch_angle",
         "catch_speed",
+        "push_fraction",
+        "push_turns",
     )
     kernel: ClassVar[Any] = staticmethod(swingup_kernel)
 
@@ -251,6 +267,8 @@ class SwingupTask(Task):
     catch_fraction: float = 0.0
     catch_angle: float = 0.3
     catch_speed: float = 1.0
+    push_fraction: float = 0.0
+    push_turns: int = 2
     fall_angle: float = 0.0
 
     def __post_init__(self) -> None:
@@ -265,6 +283,7 @@ class SwingupTask(Task):
                 "line_weight",
                 "explore_fraction",
                 "catch_fraction",
+                "push_fraction",
             ),
             0.0,
             1.0,
@@ -281,27 +300,43 @@ class SwingupTask(Task):
             0.0,
         )
         self.check_in_range(("line_height",), -1.0, 1.0)
-        if self.explore_fraction + self.catch_fraction > 1.0:
+        if isinstance(self.push_turns, bool) or not isinstance(self.push_turns, int):
             raise ValueError(
-                f"swingup task options explore_fraction + catch_fraction must be at most 1, "
-                f"got {self.explore_fraction} + {self.catch_fraction}"
+                f"swingup task option push_turns must be an integer >= 0, got {self.push_turns!r}"
+            )
+        self.check_in_range(("push_turns",), 0.0)
+        if self.explore_fraction + self.catch_fraction + self.push_fraction > 1.0:
+            raise ValueError(
+                "swingup task options explore_fraction + catch_fraction + push_fraction must be "
+                f"at most 1, got {self.explore_fraction} + {self.catch_fraction} + "
+                f"{self.push_fraction}"
             )
 
     def sample_initial_state(self, rng: np.random.Generator, params: ArmParams) -> Array:
-        """Hanging, uniformly perturbed; anywhere or near upright with their probabilities.
+        """Hanging, uniformly perturbed; anywhere, near upright or pushed with their probabilities.
 
-        Without exploring or catch starts (``explore_fraction`` and
-        ``catch_fraction`` 0) one draw of 4 uniforms, as for the other tasks;
-        with either, one more uniform ``u`` first picks the kind of start:
-        anywhere if ``u < explore_fraction``, near upright if
-        ``u < explore_fraction + catch_fraction``, else hanging.
+        Without exploring, catch or push starts (their fractions 0) one draw of 4
+        uniforms, as for the other tasks; with any, one more uniform ``u`` first
+        picks the kind of start: anywhere if ``u < explore_fraction``, near
+        upright if ``u < explore_fraction + catch_fraction``, pushed if below
+        that plus ``push_fraction`` (a catch start's 4 uniforms, then 4 more: the
+        shoulder a turn lower if the first is below 0.5, the elbow's turns
+        ``floor(w (2 push_turns + 1)) - push_turns`` from the second, the push's
+        target from the other two), else hanging.
         """
-        if self.explore_fraction > 0.0 or self.catch_fraction > 0.0:
+        explore, catch = self.explore_fraction, self.catch_fraction
+        if explore > 0.0 or catch > 0.0 or self.push_fraction > 0.0:
             u = rng.uniform()
-            if u < self.explore_fraction:
+            if u < explore:
                 return perturbed_state(rng, HANGING, math.pi, self.explore_speed)
-            if u < self.explore_fraction + self.catch_fraction:
+            if u < explore + catch:
                 return perturbed_state(rng, UPRIGHT, self.catch_angle, self.catch_speed)
+            if u < explore + catch + self.push_fraction:
+                held = perturbed_state(rng, UPRIGHT, self.catch_angle, self.catch_speed)
+                turn, wound, *draws = rng.uniform(size=4)
+                held[0] -= 2.0 * math.pi if turn < 0.5 else 0.0
+                held[1] += 2.0 * math.pi * push_turns(wound, self.push_turns)
+                return push(params, held, push_target(draws))
         return perturbed_state(rng, HANGING, self.init_angle_noise, self.init_speed_noise)
 
     def render_items(

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 from twolink_gym.jax.kinematics import tip_from_trig
 from twolink_gym.jax.tasks import TaskTwin, register_twin
 from twolink_gym.jax.tasks.common import control_factor, named, perturbed_state, upright_terms
+from twolink_gym.jax.tasks.push import push, push_target, push_turns
 from twolink_gym.kernel import Outcome
 from twolink_gym.tasks import SwingupTask
 from twolink_gym.tasks.base import HANGING, UPRIGHT
@@ -25,7 +26,11 @@ class SwingupTwin(TaskTwin):
     task_class = SwingupTask
 
     def sample(self, key: jax.Array, params: Any, arm: Any) -> tuple[jax.Array, jax.Array]:
-        """Hanging, perturbed; anywhere (``explore_fraction``) or near upright (``catch_fraction``)."""
+        """Hanging, perturbed; anywhere, near upright or pushed from there, by their fractions.
+
+        ``explore_fraction``, ``catch_fraction``, ``push_fraction`` (the push is
+        computed only when that is positive).
+        """
         e = params.episode
         pick, draw = jax.random.split(key)
         u = jax.random.uniform(pick, (), e["explore_fraction"].dtype)
@@ -33,9 +38,22 @@ class SwingupTwin(TaskTwin):
         pi = jnp.asarray(jnp.pi, u.dtype)
         anywhere = perturbed_state(draw, HANGING, pi, e["explore_speed"])
         catch = perturbed_state(draw, UPRIGHT, e["catch_angle"], e["catch_speed"])
+
+        def pushed(held: jax.Array) -> jax.Array:
+            w = jax.random.uniform(jax.random.fold_in(draw, 1), (4,), u.dtype)
+            held = held.at[0].add(jnp.where(w[0] < 0.5, -2.0 * pi, 0.0))
+            held = held.at[1].add(2.0 * pi * push_turns(w[1], e["push_turns"]))
+            return push(arm, held, push_target(w[2:]), params.coulomb)
+
+        push_start = jax.lax.cond(e["push_fraction"] > 0.0, pushed, lambda held: held, catch)
         explore = u < e["explore_fraction"]
         caught = u < e["explore_fraction"] + e["catch_fraction"]
-        state = jnp.where(explore, anywhere, jnp.where(caught, catch, hanging))
+        knocked = u < e["explore_fraction"] + e["catch_fraction"] + e["push_fraction"]
+        state = jnp.where(
+            explore,
+            anywhere,
+            jnp.where(caught, catch, jnp.where(knocked, push_start, hanging)),
+        )
         return state, jnp.zeros((0,), u.dtype)
 
     def kernel(

@@ -1,0 +1,160 @@
+"""The swing-up task's push starts: a RealAIGym v3 push on its own, compiled and in JAX.
+
+References: the v3 simulator's own run (:func:`twolink_gym.realaigym.v3.run_v3`,
+held by tests/test_realaigym_v3.py to the publisher's data), whose first push
+starts from a fresh PID as :func:`twolink_gym.tasks.push.push` does; the draw
+order the task documents, replayed by hand; and, for the twin, the compiled
+push and the compiled sampler's distribution.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+from twolink_gym.params import ArmParams
+from twolink_gym.realaigym.arm import arm as realaigym_arm
+from twolink_gym.realaigym.arm import from_realaigym_state
+from twolink_gym.realaigym.v3 import run_v3, schedule
+from twolink_gym.tasks import SwingupTask
+from twolink_gym.tasks.base import UPRIGHT, perturbed_state
+from twolink_gym.tasks.push import PUSH_STEPS, push, push_target, push_turns
+
+
+@pytest.mark.parametrize("robot", ["pendubot", "acrobot"])
+def test_a_push_is_the_first_push_of_a_v3_run(robot: str) -> None:
+    # the v3 run with no policy: its first push (a fresh PID) from the state it meets
+    run = run_v3(None, robot, steps=6000)
+    start = int(np.argmax(run.pushed))
+    assert run.pushed[start : start + PUSH_STEPS].all()
+    target = schedule(robot).targets[0, :2] - np.array([math.pi / 2, 0.0])  # to our angles
+    after = push(realaigym_arm(), from_realaigym_state(run.trajectory.x[start]), target)
+    expected = from_realaigym_state(run.trajectory.x[start + PUSH_STEPS])
+    np.testing.assert_allclose(after, expected, rtol=0, atol=1e-12)
+    assert np.abs(after[2:]).max() > 1.0  # the push sets the arm moving
+
+
+def test_push_turns_are_uniform_over_the_range() -> None:
+    draws = (np.arange(1000) + 0.5) / 1000
+    turns = [push_turns(w, 2) for w in draws]
+    assert sorted(set(turns)) == [-2, -1, 0, 1, 2]
+    assert all(turns.count(k) == 200 for k in range(-2, 3))
+    assert push_turns(0.999, 0) == 0
+
+
+def test_push_targets_cover_the_circle_in_realaigym_angles() -> None:
+    corners = np.array([push_target([0.0, 0.0]), push_target([1 - 1e-12, 1 - 1e-12])])
+    np.testing.assert_allclose(corners[0], [-1.5 * math.pi, -math.pi])
+    np.testing.assert_allclose(corners[1], [0.5 * math.pi, math.pi], atol=1e-9)
+
+
+def test_push_starts_follow_the_documented_draws() -> None:
+    task = SwingupTask(push_fraction=1.0, catch_angle=0.2, catch_speed=0.5)
+    params = realaigym_arm()
+    rng, replay = np.random.default_rng(4), np.random.default_rng(4)
+    for _ in range(5):
+        state = task.sample_initial_state(rng, params)
+        replay.uniform()  # the kind of start
+        held = perturbed_state(replay, UPRIGHT, 0.2, 0.5)
+        turn, wound, a, b = replay.uniform(size=4)
+        held[0] -= 2 * math.pi if turn < 0.5 else 0.0
+        held[1] += 2 * math.pi * (math.floor(wound * 5) - 2)  # -2 ... 2 turns
+        np.testing.assert_array_equal(state, push(params, held, push_target([a, b])))
+    # mixed with the other starts: the shares of each kind
+    task = SwingupTask(explore_fraction=0.2, catch_fraction=0.3, push_fraction=0.4)
+    rng = np.random.default_rng(5)
+    starts = np.array([task.sample_initial_state(rng, params) for _ in range(400)])
+    hanging = np.abs(starts[:, 0] + math.pi / 2) < 0.06
+    assert 0.04 < hanging.mean() < 0.18  # 10 % hanging (the rest of the draws)
+    # a push of an arm wound a turn or two spins it (v3's hand-backs reach 50 rad/s)
+    assert np.mean(np.abs(starts[:, 2:]).max(axis=1) > 15.0) > 0.1
+
+
+def test_push_options_are_checked() -> None:
+    with pytest.raises(ValueError, match="push_fraction"):
+        SwingupTask(push_fraction=1.5)
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="push_turns"):
+            SwingupTask(push_turns=bad)
+    with pytest.raises(ValueError, match="explore_fraction \\+ catch_fraction \\+ push_fraction"):
+        SwingupTask(explore_fraction=0.5, catch_fraction=0.3, push_fraction=0.3)
+
+
+# -- the twin ------------------------------------------------------------------------
+
+
+@pytest.fixture()
+def x64() -> Any:
+    jax = pytest.importorskip("jax")
+    with jax.enable_x64(True):
+        yield
+
+
+@pytest.mark.parametrize(
+    "params", [realaigym_arm(), ArmParams(friction1=0.1, coulomb1=0.2, coulomb2=0.05)]
+)
+def test_twin_push_equals_the_compiled_push(params: ArmParams, x64: Any) -> None:
+    import jax
+    import jax.numpy as jnp
+
+    from twolink_gym.dynamics import arm_vector, has_coulomb
+    from twolink_gym.jax.params import arm_of
+    from twolink_gym.jax.tasks.push import push as twin_push
+    from twolink_gym.jax.tasks.push import push_target as twin_target
+
+    coulomb = bool(has_coulomb(arm_vector(params)))
+    run = jax.jit(lambda x, t: twin_push(arm_of(params, jnp.float64), x, t, coulomb))
+    rng = np.random.default_rng(6)
+    for _ in range(4):
+        state = np.concatenate([rng.uniform(-4, 4, 2), rng.uniform(-10, 10, 2)])
+        draws = rng.uniform(size=2)
+        np.testing.assert_allclose(np.asarray(twin_target(jnp.asarray(draws))), push_target(draws))
+        expected = push(params, state, push_target(draws))
+        got = np.asarray(run(jnp.asarray(state), jnp.asarray(push_target(draws))))
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+
+
+def test_twin_push_starts_are_the_compiled_push_of_its_draws(x64: Any) -> None:
+    import jax
+    import jax.numpy as jnp
+
+    import twolink_gym.jax as tj
+
+    params = realaigym_arm()
+    options = {"push_fraction": 1.0, "catch_angle": 0.2, "catch_speed": 0.5}
+    env, env_params = tj.make(
+        "TwoLink-v0", task="swingup", actuation="pendubot", params=params, task_options=options
+    )
+    sample = jax.jit(lambda k: env.twin.sample(k, env_params, env_params.arm)[0])
+    twin_states = []
+    for key in jax.random.split(jax.random.PRNGKey(0), 200):
+        twin_states.append(np.asarray(sample(key)))
+    # the first few: the compiled push of the twin's own draws (the documented order)
+    for key, state in zip(
+        jax.random.split(jax.random.PRNGKey(0), 200)[:3], twin_states, strict=False
+    ):
+        _, draw = jax.random.split(key)
+        held = np.array(
+            jnp.asarray(UPRIGHT)
+            + jax.random.uniform(draw, (4,), jnp.float64, -1.0, 1.0)
+            * jnp.asarray([0.2, 0.2, 0.5, 0.5])
+        )
+        w = np.asarray(jax.random.uniform(jax.random.fold_in(draw, 1), (4,), jnp.float64))
+        held[0] -= 2 * math.pi if w[0] < 0.5 else 0.0
+        held[1] += 2 * math.pi * (math.floor(w[1] * 5) - 2)
+        np.testing.assert_allclose(
+            state, push(params, held, push_target(w[2:])), rtol=0, atol=1e-12
+        )
+    # the whole sample: the compiled sampler's distribution (mean speed, share spinning fast)
+    task = SwingupTask(**options)
+    rng = np.random.default_rng(7)
+    compiled = np.array([task.sample_initial_state(rng, params) for _ in range(200)])
+    twin = np.array(twin_states)
+    for states in (twin, compiled):
+        assert np.all(np.isfinite(states))
+    speed_t, speed_c = np.abs(twin[:, 2:]).max(axis=1), np.abs(compiled[:, 2:]).max(axis=1)
+    se = math.sqrt((speed_t.var() + speed_c.var()) / 200)
+    assert abs(speed_t.mean() - speed_c.mean()) < 5 * se, (speed_t.mean(), speed_c.mean())

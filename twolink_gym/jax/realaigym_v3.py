@@ -1,0 +1,255 @@
+"""The RealAIGym v3 protocol in JAX: the twin of :func:`twolink_gym.realaigym.v3.run_v3`.
+
+One pure function, :func:`run`, runs a JAX policy through the v3 protocol (60 s
+at 2 ms, 15 pushes by the reset supervisor, RealAIGym's arm with both joints
+clipped to ±6 N·m; :mod:`twolink_gym.realaigym.v3` states it in full) as a
+``jax.lax.scan`` over the 30,000 steps: jittable, and ``jax.vmap``-able over
+policies' parameters and over push schedules, so that many runs (seeds ×
+held-out schedules) cost one compiled call. :func:`uptime` is the v3 score's
+uptime of its record (:func:`twolink_gym.realaigym.v3.score_v3`).
+
+The step is the compiled run's, in the same order of operations: the
+supervisor's clock and push PID (error history kept as its running sum and
+last value, never cleared), the responsiveness filter at 1 and the clip, one
+RK4 step of :func:`twolink_gym.jax.dynamics.rk4`, the times those of the
+compiled run (accumulated by float64 addition). A policy is asked, as a
+:class:`~twolink_gym.realaigym.protocol.PolicyRunner` is, on every
+``decision_steps``-th of the steps it drives (pushes are not its steps), its
+command held in between. ``tests/test_jax_realaigym_v3.py`` holds the two
+runs equal under ``jax_enable_x64``; in float32 (a held-out evaluation
+during training) the times are the float64 ones rounded, so the pushes start
+at the same steps, and the arm's path differs by float32 rounding.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from twolink_gym.dynamics import arm_vector, has_coulomb
+from twolink_gym.jax.dynamics import gravity_torque, rk4
+from twolink_gym.jax.params import arm_of
+from twolink_gym.params import ArmParams
+from twolink_gym.realaigym import v3 as protocol
+from twolink_gym.realaigym.arm import arm as realaigym_arm
+from twolink_gym.realaigym.protocol import DT
+from twolink_gym.realaigym.scoring import HEIGHT_FRACTION
+from twolink_gym.realaigym.v3 import (
+    LINKS,
+    N_RESETS,
+    PID_DT,
+    PID_GAINS,
+    RESET_LENGTH,
+    STEPS,
+    T_MAX,
+    TORQUE_LIMIT,
+)
+
+__all__ = ["Policy", "Pushes", "Record", "pushes", "run", "score", "uptime"]
+
+#: A policy: the state ``(4,)`` in our angles [rad, rad/s] → joint torques ``(2,)`` [N·m].
+Policy = Callable[[jax.Array], jax.Array]
+
+
+class Pushes(NamedTuple):
+    """The pushes of one run (a leading axis stacks several).
+
+    Attributes
+    ----------
+    targets : jax.Array, shape (..., N_RESETS, 2)
+        The pushes' target angles [rad], RealAIGym's angles (0: hanging).
+    times : jax.Array, shape (..., N_RESETS + 1)
+        The push times [s], increasing, then ``inf`` (no push after the last).
+    """
+
+    targets: jax.Array
+    times: jax.Array
+
+
+class Record(NamedTuple):
+    """What a v3 run records, row ``k`` at the start of step ``k`` (as :class:`~twolink_gym.realaigym.v3.V3Run`).
+
+    Attributes
+    ----------
+    t : jax.Array, shape (steps,)
+        Times [s].
+    x : jax.Array, shape (steps, 4)
+        States, RealAIGym's angles [rad, rad/s].
+    u : jax.Array, shape (steps, 2)
+        Applied torques [N·m] of the step.
+    pushed : jax.Array of bool, shape (steps,)
+        Whether the push drove the step.
+    """
+
+    t: jax.Array
+    x: jax.Array
+    u: jax.Array
+    pushed: jax.Array
+
+
+class _Carry(NamedTuple):
+    x: jax.Array  # (4,) our angles
+    nu: jax.Array  # (2,) the last applied torque
+    counter: jax.Array  # pushes started
+    resetting: jax.Array
+    timer: jax.Array
+    last_t: jax.Array
+    error_sum: jax.Array  # (2,) the push PID's errors summed over the run
+    error: jax.Array  # (2,) its last error
+    n_errors: jax.Array  # its errors so far
+    target: jax.Array  # (2,)
+    calls: jax.Array  # steps the policy has driven
+    command: jax.Array  # (2,) its held command
+
+
+def pushes(robot: str, seeds: Sequence[int | None] = (None,), dtype: Any = None) -> Pushes:
+    """The push schedules of ``robot`` from ``seeds``, stacked: leading axis ``len(seeds)``.
+
+    Parameters
+    ----------
+    robot : {"acrobot", "pendubot"}
+    seeds : sequence of int or None
+        ``None`` is the board's schedule; an integer a held-out one
+        (:func:`twolink_gym.realaigym.v3.schedule`).
+    dtype : optional
+        The arrays' float type (default: JAX's default float).
+    """
+    drawn = [protocol.schedule(robot, s) for s in seeds]
+    targets = np.stack([d.targets[:, :2] for d in drawn])
+    times = np.stack([np.append(d.times, math.inf) for d in drawn])
+    return Pushes(jnp.asarray(targets, dtype), jnp.asarray(times, dtype))
+
+
+def run(
+    policy: Policy,
+    schedule: Pushes,
+    *,
+    params: ArmParams | None = None,
+    decision_steps: int = 1,
+    steps: int = STEPS,
+) -> Record:
+    """One v3 run of ``policy`` with the pushes of ``schedule`` (module notes).
+
+    Parameters
+    ----------
+    policy : callable
+        ``policy(x) -> (τ1, τ2)``: the state ``(4,)`` in our angles → joint
+        torques ``(2,)`` [N·m], a pure JAX function (the plant clips them to
+        ±6 N·m).
+    schedule : Pushes
+        One run's pushes (no leading axis; :func:`pushes` and index, or vmap).
+    params : ArmParams, optional
+        The plant (default: RealAIGym's C.1/1.1 arm, the board's).
+    decision_steps : int
+        The policy is asked on every ``decision_steps``-th step it drives (from
+        its first), its command held in between (5 for an agent deciding every
+        10 ms).
+    steps : int
+        Steps to run (:data:`~twolink_gym.realaigym.v3.STEPS` for the protocol).
+
+    Returns
+    -------
+    Record
+        In the dtype of ``schedule.times``.
+    """
+    if int(decision_steps) != decision_steps or decision_steps < 1:
+        raise ValueError(f"decision_steps must be an integer >= 1, got {decision_steps!r}")
+    if int(steps) != steps or not 1 <= steps <= STEPS:
+        raise ValueError(f"steps must be an integer in [1, {STEPS}], got {steps!r}")
+    dtype = schedule.times.dtype
+    plant_params = realaigym_arm() if params is None else params
+    plant = arm_of(plant_params, dtype)
+    coulomb = bool(has_coulomb(arm_vector(plant_params)))
+    offset = jnp.asarray(math.pi / 2, dtype)
+    kp, ki, kd = PID_GAINS
+    limit = TORQUE_LIMIT
+    dt = jnp.asarray(DT, dtype)
+    # the run's clock, accumulated by float64 addition as the compiled run's (sequentially:
+    # numpy's accumulate does not pair), then in the run's dtype: float32 rounds each time
+    # but does not drift
+    clock = jnp.asarray(np.add.accumulate(np.concatenate([[0.0], np.full(steps - 1, DT)])), dtype)
+    zero = jnp.zeros((), dtype)
+    zeros2 = jnp.zeros((2,), dtype)
+    start = _Carry(
+        x=jnp.asarray([-math.pi / 2, 0.0, 0.0, 0.0], dtype),
+        nu=zeros2,
+        counter=jnp.zeros((), jnp.int32),
+        resetting=jnp.zeros((), bool),
+        timer=zero,
+        last_t=zero,
+        error_sum=zeros2,
+        error=zeros2,
+        n_errors=jnp.zeros((), jnp.int32),
+        target=zeros2,
+        calls=jnp.zeros((), jnp.int32),
+        command=zeros2,
+    )
+
+    def step(c: _Carry, t: jax.Array) -> tuple[_Carry, tuple[Any, ...]]:
+        x = c.x
+        x_rg = jnp.stack([x[0] + offset, x[1], x[2], x[3]])
+        # the supervisor's clock (ResetSupervisor.in_push)
+        begins = (t >= schedule.times[c.counter]) & jnp.logical_not(c.resetting)
+        target = jnp.where(begins, schedule.targets[jnp.minimum(c.counter, N_RESETS - 1)], c.target)
+        counter = c.counter + begins.astype(jnp.int32)
+        timer = jnp.where(begins, zero, c.timer)
+        resetting = c.resetting | begins
+        resetting = resetting & jnp.logical_not(timer > RESET_LENGTH)
+        timer = jnp.where(resetting, timer + (t - c.last_t), timer)
+        # the push PID (PushPID.torque), its history advanced on push steps only
+        e = target - x_rg[:2]
+        error_sum = c.error_sum + e
+        n_errors = c.n_errors + 1
+        derivative = jnp.where(n_errors > 2, kd * (e - c.error) / PID_DT, zeros2)
+        pid = jnp.clip(kp * e + ki * error_sum * PID_DT + derivative, -limit, limit)
+        g1, g2 = gravity_torque(plant, x_rg[0] - offset, x_rg[1])
+        push = pid + jnp.stack([g1, g2])
+        # the policy, asked on its every decision_steps-th step
+        asks = jnp.logical_not(resetting) & (c.calls % decision_steps == 0)
+        command = jnp.where(asks, jnp.asarray(policy(x), dtype).reshape(2), c.command)
+        u = jnp.where(resetting, push, command)
+        nu = jnp.clip(c.nu + 1.0 * (u - c.nu), -limit, limit)
+        q1, q2, dq1, dq2 = rk4(plant, x[0], x[1], x[2], x[3], nu[0], nu[1], dt, 1, coulomb)
+        carry = _Carry(
+            x=jnp.stack([q1, q2, dq1, dq2]),
+            nu=nu,
+            counter=counter,
+            resetting=resetting,
+            timer=timer,
+            last_t=t,
+            error_sum=jnp.where(resetting, error_sum, c.error_sum),
+            error=jnp.where(resetting, e, c.error),
+            n_errors=jnp.where(resetting, n_errors, c.n_errors),
+            target=target,
+            calls=c.calls + jnp.logical_not(resetting).astype(jnp.int32),
+            command=command,
+        )
+        return carry, (t, x_rg, nu, resetting)
+
+    _, (t, x, u, pushed) = jax.lax.scan(step, start, clock)
+    return Record(t=t, x=x, u=u, pushed=pushed)
+
+
+def uptime(record: Record) -> jax.Array:
+    """The v3 uptime [s] of ``record``: the time the tip is above 0.45 m (``score = uptime / 60``).
+
+    ``Σ_k (t_k - t_{k-1}) [tip height_k > 0.9 (l1 + l2)]``, ``t_{-1} = 0``
+    (:func:`twolink_gym.realaigym.v3.score_v3`); over the last axis of a
+    stacked record's ``t``.
+    """
+    l1, l2 = LINKS
+    q1, q2 = record.x[..., 0], record.x[..., 1]
+    height = -l1 * jnp.cos(q1) - l2 * jnp.cos(q1 + q2)
+    up = height > HEIGHT_FRACTION * (l1 + l2)
+    previous = jnp.concatenate([jnp.zeros_like(record.t[..., :1]), record.t[..., :-1]], axis=-1)
+    return jnp.sum(jnp.where(up, record.t - previous, 0.0), axis=-1)
+
+
+def score(record: Record) -> jax.Array:
+    """The v3 score of ``record``: :func:`uptime` / 60 s."""
+    return uptime(record) / T_MAX
