@@ -193,3 +193,30 @@ def test_bad_settings_name_the_key_and_the_fix() -> None:
     data["train"]["eval_v3_pushes_seeds"] = [777]
     assert config_from_dict(data, "tiny.yaml").train.eval_v3_pushes_seeds == [777]
     assert "333" in _error(env__actuation="acrobot", train__eval_v3_pushes_seeds=[333])
+
+
+@needs_rejax
+def test_a_tune_study_scores_trials_on_their_held_out_v3_runs(tmp_path: Path) -> None:
+    import optuna
+    from twolink_gym.training.config import load_config
+    from twolink_gym.training.tune import report, tune
+    from twolink_gym.training.tune_space import parse_space
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    cfg = load_config(_config(tmp_path))
+    space = parse_space("jax_sac", {"learning_rate": {"type": "float", "low": 1e-4, "high": 1e-3}})
+    result = tune(cfg, trials=1, space=space)
+    [trial] = optuna.load_study(study_name=result.study, storage=result.storage).get_trials()
+    folder = result.folder / "trials" / "trial_0000"
+    last = [
+        _read(folder / f"swingup_pendubot_jax_sac_s{s}" / "eval" / "v3_heldout.csv")[1][-1, 3]
+        for s in (1, 2)
+    ]
+    assert trial.value == pytest.approx(float(np.mean(last)), abs=1e-12)
+    assert trial.user_attrs["seed_v3_heldout_score"] == pytest.approx(last, abs=1e-12)
+    assert trial.user_attrs["worst_seed_v3_heldout_score"] == pytest.approx(min(last), abs=1e-12)
+    assert "seed_success" not in trial.user_attrs
+    text = report(cfg)
+    assert "mean over seeds of the held-out v3 score" in text
+    assert "| trial | held-out v3 | worst seed | learning_rate |" in text
+    assert "held-out v3 score" in (result.folder / "best.yaml").read_text()

@@ -7,7 +7,8 @@ axis of seeds: ``init`` (keys → train states), ``segment`` (train states →
 train states after a segment of whole iterations) and ``evaluate`` (train
 states, keys → returns, lengths and successes of deterministic episodes on
 the evaluation twin), and, with ``train.eval_v3_pushes_seeds``,
-``evaluate_v3`` (train states → held-out RealAIGym v3 scores). :func:`compile_program` compiles the three side by side.
+``evaluate_v3`` (train states → held-out RealAIGym v3 scores, compiled at its
+first call). :func:`compile_program` compiles the first three side by side.
 """
 
 from __future__ import annotations

@@ -18,7 +18,12 @@ maximises; the mean is reported to the pruner after every evaluation); the
 per-seed rates and the worst one are kept as the trial's user attributes
 ``seed_success`` and ``worst_seed_success`` and shown by ``--report``. A
 pruned JAX trial stops after the evaluation that pruned it and keeps its run
-folders as an interrupted run does.
+folders as an interrupted run does. With ``train.eval_v3_pushes_seeds`` (a
+RealAIGym swing-up), the trial's value is instead the mean over the seeds of
+their held-out v3 scores at the last periodic evaluation
+(:mod:`~twolink_gym.training.jax_v3_eval`; user attributes
+``seed_v3_heldout_score`` and ``worst_seed_v3_heldout_score``): a study for the
+v3 board that never looks at the board's pushes.
 
 The study lives in a relational storage: by default the SQLite file
 ``<output_dir>/<run name>_tune/study.db``; ``--storage postgresql://...`` lets
@@ -39,6 +44,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import platform
 import time
@@ -62,10 +68,12 @@ from twolink_gym.training.workers import run_workers
 __all__ = [
     "BEST_FILE",
     "SIGNATURE_ATTRS",
+    "Measure",
     "TuneResult",
     "bind_study",
     "counted_trials",
     "default_storage",
+    "measure",
     "open_storage",
     "report",
     "study_dir",
@@ -191,21 +199,57 @@ class _ReportEvaluations(BaseCallback):
         return True
 
 
+@dataclasses.dataclass(frozen=True)
+class Measure:
+    """What a ``jax_*`` trial is scored by: a key of the seeds' evaluation rows.
+
+    Attributes
+    ----------
+    key : str
+        The row's key (``success_rate``, or the held-out v3 score's).
+    label : str
+        Its name in reports.
+    """
+
+    key: str
+    label: str
+
+    @property
+    def seeds_attr(self) -> str:
+        """The trial's user attribute holding each seed's value."""
+        return "seed_success" if self.key == "success_rate" else f"seed_{self.key}"
+
+    @property
+    def worst_attr(self) -> str:
+        """The trial's user attribute holding the worst seed's value."""
+        return f"worst_{self.seeds_attr}"
+
+
+def measure(cfg: RunConfig) -> Measure:
+    """The measure of ``cfg``'s trials: the held-out v3 score with ``train.eval_v3_pushes_seeds``."""
+    if cfg.train.eval_v3_pushes_seeds is not None:
+        from twolink_gym.training.jax_v3_eval import SCORE_KEY
+
+        return Measure(SCORE_KEY, "held-out v3 score")
+    return Measure("success_rate", "success rate")
+
+
 class _ReportSeedEvaluations:
-    """A ``jax_*`` trial's ``after_eval``: report the mean success over seeds; prune if told to.
+    """A ``jax_*`` trial's ``after_eval``: report the mean over seeds of its measure; prune if told to.
 
     Called by :func:`~twolink_gym.training.jax_train.train_jax` after each
     periodic evaluation with the steps per seed and each seed's time-log row.
     """
 
-    def __init__(self, trial: optuna.Trial) -> None:
+    def __init__(self, trial: optuna.Trial, key: str = "success_rate") -> None:
         self.trial = trial
+        self.key = key
         self.seeds: list[float] | None = None
         self.last: float | None = None
         self.pruned = False
 
     def __call__(self, steps: int, rows: Sequence[dict[str, float]]) -> bool:
-        rates = [float(r["success_rate"]) for r in rows]
+        rates = [float(r.get(self.key, math.nan)) for r in rows]
         if not all(np.isfinite(rates)):
             raise ValueError(
                 "the periodic evaluation recorded no success rate; twolink tune needs a task "
@@ -263,7 +307,7 @@ def _train_trial(
     if is_rejax(cfg.algo.name):
         from twolink_gym.training.jax_train import train_jax
 
-        hook = _ReportSeedEvaluations(trial)
+        hook = _ReportSeedEvaluations(trial, measure(cfg).key)
         jax_result = train_jax(cfg, overwrite=True, after_eval=hook)
         return jax_result.interrupted, hook.pruned, hook.last, jax_result.timesteps, hook.seeds
     from twolink_gym.training.train import train
@@ -297,8 +341,9 @@ def _objective(
             trial.set_user_attr("interrupted", True)
             raise KeyboardInterrupt
         if seeds is not None:
-            trial.set_user_attr("seed_success", seeds)
-            trial.set_user_attr("worst_seed_success", min(seeds))
+            scored = measure(cfg)
+            trial.set_user_attr(scored.seeds_attr, seeds)
+            trial.set_user_attr(scored.worst_attr, min(seeds))
         if pruned:
             raise optuna.TrialPruned(f"pruned at {timesteps} steps")
         if last is None:
@@ -321,6 +366,8 @@ def _signature(cfg: RunConfig, space: SearchSpace) -> dict[str, Any]:
     }
     if is_rejax(cfg.algo.name):  # the seeds trained together in each trial
         train["seeds"] = data["train"]["seeds"]
+    if cfg.train.eval_v3_pushes_seeds is not None:  # the trials' measure
+        train["eval_v3_pushes_seeds"] = data["train"]["eval_v3_pushes_seeds"]
     sig = {"env": data["env"], "algo": data["algo"], "train": train, "space": space.data}
     return json.loads(json.dumps(sig))  # as stored (tuples become lists)
 
@@ -540,18 +587,17 @@ def tune(
         done = optuna.load_study(study_name=name, storage=handle)
         best_yaml = write_best(done, cfg, folder / BEST_FILE, url)
     counted = counted_trials(done.get_trials(deepcopy=False))
-    return TuneResult(folder, url, name, len(counted), _best(done), best_yaml)
+    return TuneResult(folder, url, name, len(counted), _best(done, measure(cfg)), best_yaml)
 
 
-def _best(study: optuna.Study) -> FrozenTrial | None:
+def _best(study: optuna.Study, scored: Measure) -> FrozenTrial | None:
     complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
     if not complete:
         return None
-    # highest success rate; among equals the best worst seed (jax_* trials), then the
-    # earliest trial (deterministic)
-    return max(
-        complete, key=lambda t: (t.value, t.user_attrs.get("worst_seed_success", 0.0), -t.number)
-    )
+    # highest value; among equals the best worst seed (jax_* trials), then the earliest
+    # trial (deterministic)
+    worst = scored.worst_attr
+    return max(complete, key=lambda t: (t.value, t.user_attrs.get(worst, 0.0), -t.number))
 
 
 def write_best(study: optuna.Study, cfg: RunConfig, path: Path, url: str) -> Path | None:
@@ -561,7 +607,8 @@ def write_best(study: optuna.Study, cfg: RunConfig, path: Path, url: str) -> Pat
     ``train.seed`` and ``train.run_name: <run name>_tuned``: ``twolink train
     best.yaml`` trains it (``twolink sweep best.yaml`` over seeds).
     """
-    best = _best(study)
+    scored = measure(cfg)
+    best = _best(study, scored)
     if best is None:
         return None
     data = cfg.to_dict()
@@ -570,19 +617,19 @@ def write_best(study: optuna.Study, cfg: RunConfig, path: Path, url: str) -> Pat
     config_from_dict(data, str(path))  # what is written must load
     if is_rejax(cfg.algo.name):
         seeds = [s + best.number for s in cfg.train.seeds or [cfg.train.seed]]
-        worst = best.user_attrs.get("worst_seed_success", float("nan"))
-        scored = (
-            f"success rate {best.value:.3f} (mean over seeds; worst seed {worst:.3f}) at its last\n"
-            f"# periodic evaluation, trained with train.seeds {seeds}"
+        worst = best.user_attrs.get(scored.worst_attr, float("nan"))
+        text = (
+            f"{scored.label} {best.value:.3f} (mean over seeds; worst seed {worst:.3f}) at its\n"
+            f"# last periodic evaluation, trained with train.seeds {seeds}"
         )
     else:
-        scored = (
+        text = (
             f"success rate {best.value:.3f} at its last periodic evaluation,\n"
             f"# trained with train.seed {cfg.train.seed + best.number}"
         )
     header = (
         f"# Best trial of the Optuna study {study.study_name!r} ({url}):\n"
-        f"# trial {best.number}, {scored}. Written by `twolink tune`\n"
+        f"# trial {best.number}, {text}. Written by `twolink tune`\n"
         f"# from {cfg.source}; train it with `twolink train {path}`.\n"
     )
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -628,14 +675,16 @@ def report(
         str(k) for k in parse_space(cfg.algo.name, loaded.user_attrs["signature"]["space"]).data
     ]
     seeds = is_rejax(cfg.algo.name)
-    scored = "mean over seeds of the success rate" if seeds else "success rate"
-    lines += ["", f"best trials ({scored} at the last periodic evaluation), top {top}:"]
-    head = "| trial | success | worst seed | " if seeds else "| trial | success | "
+    scored = measure(cfg)
+    text = f"mean over seeds of the {scored.label}" if seeds else scored.label
+    column = "success" if scored.key == "success_rate" else "held-out v3"
+    lines += ["", f"best trials ({text} at the last periodic evaluation), top {top}:"]
+    head = f"| trial | {column} | worst seed | " if seeds else f"| trial | {column} | "
     lines.append(head + " | ".join(keys) + " |")
     lines.append(("|---:|---:|---:|" if seeds else "|---:|---:|") + "---|" * len(keys))
     for t in complete[:top]:
         cells = " | ".join(_cell(t.params.get(k, "–")) for k in keys)
-        worst = f" {t.user_attrs.get('worst_seed_success', float('nan')):.3f} |" if seeds else ""
+        worst = f" {t.user_attrs.get(scored.worst_attr, float('nan')):.3f} |" if seeds else ""
         lines.append(f"| {t.number} | {t.value:.3f} |{worst} {cells} |")
     out = study_dir(cfg) / REPORT_DIR
     out.mkdir(parents=True, exist_ok=True)
