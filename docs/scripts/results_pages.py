@@ -1224,6 +1224,22 @@ REALAIGYM_GROUPS = (
         ),
     ),
     BoardGroup(
+        "realaigym/acrobot_jax_sac_v3_line",
+        "Acrobot, SAC trained in JAX for v3 with the line in its reward, "
+        "`configs/realaigym_acrobot_jax_sac_v3_line.yaml`",
+        "acrobot",
+        _board_commands(
+            "realaigym/acrobot_jax_sac_v3_line",
+            "acrobot",
+            "realaigym_acrobot_jax_sac_v3_line",
+            "realaigym_acrobot_jax_sac_v3_line",
+            "0 1 2",
+            None,
+            v3=True,
+            at_once=True,
+        ),
+    ),
+    BoardGroup(
         "realaigym/pendubot_jax_sac_v3_line_x16",
         "Pendubot, `configs/realaigym_pendubot_jax_sac_v3_line.yaml` on 16 seeds at once "
         "(on a GPU)",
