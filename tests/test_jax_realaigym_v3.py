@@ -10,7 +10,6 @@ kernels and a Python supervisor step by step, not a JAX scan), under
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -110,19 +109,28 @@ def test_a_policy_deciding_every_fifth_step_runs_as_the_runner(robot: str) -> No
 
 
 def test_pushes_are_the_schedules_of_the_seeds() -> None:
+    # each push drives the steps from the first at or after its time, for 100 or 101 steps
+    # (its timer passes 0.2 s), towards its target; the steps between pushes are the policy's
     stacked = jv3.pushes("acrobot", [None, 1, 2])
-    assert stacked.targets.shape == (3, 15, 2) and stacked.times.shape == (3, 16)
+    assert stacked.pushed.shape == (3, STEPS) and stacked.targets.shape == (3, STEPS, 2)
+    t = np.arange(STEPS) * 0.002
     for i, seed in enumerate([None, 1, 2]):
         drawn = schedule("acrobot", seed)
-        np.testing.assert_allclose(np.asarray(stacked.targets[i]), drawn.targets[:, :2], rtol=1e-6)
-        np.testing.assert_allclose(np.asarray(stacked.times[i, :15]), drawn.times, rtol=1e-6)
-        assert math.isinf(float(stacked.times[i, 15]))
+        pushed = np.asarray(stacked.pushed[i])
+        targets = np.asarray(stacked.targets[i])
+        edges = np.diff(np.concatenate([[0], pushed.astype(int), [0]]))
+        starts, stops = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+        assert len(starts) == 15
+        for n, (a, b) in enumerate(zip(starts, stops, strict=True)):
+            assert b - a in (100, 101)
+            assert t[a] >= drawn.times[n] - 1e-9 and t[a - 1] < drawn.times[n] + 1e-9
+            np.testing.assert_allclose(targets[a:b], np.tile(drawn.targets[n, :2], (b - a, 1)))
 
 
 def test_float32_run_keeps_the_schedule() -> None:
-    # training evaluates in float32: the times are the float64 run's rounded, so each push
-    # starts at the float64 run's step (a float32 sum of 0.002 s would be 3 steps late by
-    # 56 s); the damped arm's uptime stays close
+    # training evaluates in float32: each push starts at the float64 run's step (a float32 sum
+    # of 0.002 s would be 3 steps late by 56 s) and lasts as long (a float32 timer ends the
+    # first pendubot push a step early); the damped arm's uptime stays close
     runner = PolicyRunner(Damping(0), make_policy_env("pendubot").sim, 5)
     reference = run_v3(runner, "pendubot")
     record = jax.jit(lambda s: jv3.run(jax_damping("pendubot"), s, decision_steps=5))(
@@ -133,6 +141,8 @@ def test_float32_run_keeps_the_schedule() -> None:
     expected = np.flatnonzero(np.diff(reference.pushed.astype(int)) == 1)
     np.testing.assert_array_equal(starts, expected)
     assert len(starts) == 15
+    # and end there: the push steps are the float64 run's, not a float32 timer's
+    np.testing.assert_array_equal(np.asarray(record.pushed), reference.pushed)
     assert float(jv3.uptime(record)) == pytest.approx(
         score_v3(reference.trajectory).uptime, abs=0.5
     )

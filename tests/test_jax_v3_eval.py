@@ -16,14 +16,16 @@ from typing import Any
 import numpy as np
 import pytest
 import yaml
+from test_jax_train import TINY_SAC
 from twolink_gym.training.config import ConfigError, config_from_dict
 
 needs_rejax = pytest.mark.skipif(
     importlib.util.find_spec("rejax") is None, reason='needs pip install "twolink-gym[jax]"'
 )
 
-#: A tiny jax_sac run on the pendubot's swing-up with two held-out v3 schedules.
+#: test_jax_train's tiny jax_sac run on the pendubot's swing-up, with two held-out v3 schedules.
 TINY_V3: dict[str, Any] = {
+    **json.loads(json.dumps(TINY_SAC)),
     "env": {
         "task": "swingup",
         "actuation": "pendubot",
@@ -35,26 +37,8 @@ TINY_V3: dict[str, Any] = {
         "normalize_obs": True,
         "normalize_reward": False,
     },
-    "algo": {
-        "name": "jax_sac",
-        "hyperparams": {
-            "buffer_size": 256,
-            "fill_buffer": 32,
-            "batch_size": 32,
-            "num_epochs": 2,
-            "agent_kwargs": {"activation": "relu", "hidden_layer_sizes": [16, 8]},
-        },
-    },
-    "train": {
-        "total_timesteps": 128,
-        "n_envs": 4,
-        "seeds": [1, 2],
-        "eval_freq": 64,
-        "eval_episodes": 2,
-        "eval_v3_pushes_seeds": [1, 2],
-    },
-    "evaluate": {"episodes": 3},
 }
+TINY_V3["train"]["eval_v3_pushes_seeds"] = [1, 2]
 
 
 def _config(tmp: Path, **train: object) -> Path:

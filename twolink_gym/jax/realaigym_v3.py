@@ -8,17 +8,18 @@ policies' parameters and over push schedules, so that many runs (seeds ×
 held-out schedules) cost one compiled call. :func:`uptime` is the v3 score's
 uptime of its record (:func:`twolink_gym.realaigym.v3.score_v3`).
 
-The step is the compiled run's, in the same order of operations: the
-supervisor's clock and push PID (error history kept as its running sum and
-last value, never cleared), the responsiveness filter at 1 and the clip, one
+The step is the compiled run's, in the same order of operations: the push
+PID on the steps the supervisor gives it (:func:`pushes` runs the protocol's
+own supervisor on the clock; its error history kept as a running sum and last
+value, never cleared), the responsiveness filter at 1 and the clip, one
 RK4 step of :func:`twolink_gym.jax.dynamics.rk4`, the times those of the
 compiled run (accumulated by float64 addition). A policy is asked, as a
 :class:`~twolink_gym.realaigym.protocol.PolicyRunner` is, on every
 ``decision_steps``-th of the steps it drives (pushes are not its steps), its
 command held in between. ``tests/test_jax_realaigym_v3.py`` holds the two
 runs equal under ``jax_enable_x64``; in float32 (a held-out evaluation
-during training) the times are the float64 ones rounded, so the pushes start
-at the same steps, and the arm's path differs by float32 rounding.
+during training) the pushes drive the same steps, and the arm's path differs
+by float32 rounding.
 """
 
 from __future__ import annotations
@@ -39,16 +40,7 @@ from twolink_gym.realaigym import v3 as protocol
 from twolink_gym.realaigym.arm import arm as realaigym_arm
 from twolink_gym.realaigym.protocol import DT
 from twolink_gym.realaigym.scoring import HEIGHT_FRACTION
-from twolink_gym.realaigym.v3 import (
-    LINKS,
-    N_RESETS,
-    PID_DT,
-    PID_GAINS,
-    RESET_LENGTH,
-    STEPS,
-    T_MAX,
-    TORQUE_LIMIT,
-)
+from twolink_gym.realaigym.v3 import LINKS, PID_DT, PID_GAINS, STEPS, T_MAX, TORQUE_LIMIT
 
 __all__ = ["Policy", "Pushes", "Record", "pushes", "run", "score", "uptime"]
 
@@ -57,18 +49,23 @@ Policy = Callable[[jax.Array], jax.Array]
 
 
 class Pushes(NamedTuple):
-    """The pushes of one run (a leading axis stacks several).
+    """The pushes of one run, step by step (a leading axis stacks several).
+
+    Which steps the push drives depends on the clock and the schedule alone, not on
+    the arm: :func:`pushes` takes it from the protocol's own
+    :class:`~twolink_gym.realaigym.v3.ResetSupervisor`, in float64.
 
     Attributes
     ----------
-    targets : jax.Array, shape (..., N_RESETS, 2)
-        The pushes' target angles [rad], RealAIGym's angles (0: hanging).
-    times : jax.Array, shape (..., N_RESETS + 1)
-        The push times [s], increasing, then ``inf`` (no push after the last).
+    pushed : jax.Array of bool, shape (..., STEPS)
+        Whether the push drives each step.
+    targets : jax.Array, shape (..., STEPS, 2)
+        The target angles [rad] of the push driving each step (RealAIGym's angles, 0:
+        hanging; the last push's on the steps between pushes, where they are unused).
     """
 
+    pushed: jax.Array
     targets: jax.Array
-    times: jax.Array
 
 
 class Record(NamedTuple):
@@ -95,14 +92,9 @@ class Record(NamedTuple):
 class _Carry(NamedTuple):
     x: jax.Array  # (4,) our angles
     nu: jax.Array  # (2,) the last applied torque
-    counter: jax.Array  # pushes started
-    resetting: jax.Array
-    timer: jax.Array
-    last_t: jax.Array
     error_sum: jax.Array  # (2,) the push PID's errors summed over the run
     error: jax.Array  # (2,) its last error
     n_errors: jax.Array  # its errors so far
-    target: jax.Array  # (2,)
     calls: jax.Array  # steps the policy has driven
     command: jax.Array  # (2,) its held command
 
@@ -119,10 +111,23 @@ def pushes(robot: str, seeds: Sequence[int | None] = (None,), dtype: Any = None)
     dtype : optional
         The arrays' float type (default: JAX's default float).
     """
-    drawn = [protocol.schedule(robot, s) for s in seeds]
-    targets = np.stack([d.targets[:, :2] for d in drawn])
-    times = np.stack([np.append(d.times, math.inf) for d in drawn])
-    return Pushes(jnp.asarray(targets, dtype), jnp.asarray(times, dtype))
+    clock = _clock(STEPS)
+    pushed = np.zeros((len(seeds), STEPS), bool)
+    targets = np.zeros((len(seeds), STEPS, 2))
+    for i, seed in enumerate(seeds):
+        supervisor = protocol.ResetSupervisor(protocol.schedule(robot, seed))
+        for k, t in enumerate(clock):
+            pushed[i, k] = supervisor.in_push(float(t))
+            targets[i, k] = supervisor.pushes.targets[max(supervisor.counter - 1, 0), :2]
+    return Pushes(jnp.asarray(pushed), jnp.asarray(targets, dtype))
+
+
+def _clock(steps: int) -> np.ndarray:
+    """The run's times ``(steps,)`` [s], as the compiled run's: ``t_{k+1} = fl(t_k + 0.002)``.
+
+    In float64, summed in order (numpy's accumulate does not pair).
+    """
+    return np.add.accumulate(np.concatenate([[0.0], np.full(steps - 1, DT)]))
 
 
 def run(
@@ -155,13 +160,13 @@ def run(
     Returns
     -------
     Record
-        In the dtype of ``schedule.times``.
+        In the dtype of ``schedule.targets``.
     """
     if int(decision_steps) != decision_steps or decision_steps < 1:
         raise ValueError(f"decision_steps must be an integer >= 1, got {decision_steps!r}")
     if int(steps) != steps or not 1 <= steps <= STEPS:
         raise ValueError(f"steps must be an integer in [1, {STEPS}], got {steps!r}")
-    dtype = schedule.times.dtype
+    dtype = schedule.targets.dtype
     plant_params = realaigym_arm() if params is None else params
     plant = arm_of(plant_params, dtype)
     coulomb = bool(has_coulomb(arm_vector(plant_params)))
@@ -169,38 +174,23 @@ def run(
     kp, ki, kd = PID_GAINS
     limit = TORQUE_LIMIT
     dt = jnp.asarray(DT, dtype)
-    # the run's clock, accumulated by float64 addition as the compiled run's (sequentially:
-    # numpy's accumulate does not pair), then in the run's dtype: float32 rounds each time
-    # but does not drift
-    clock = jnp.asarray(np.add.accumulate(np.concatenate([[0.0], np.full(steps - 1, DT)])), dtype)
-    zero = jnp.zeros((), dtype)
+    # the compiled run's times, in the run's dtype: float32 rounds each time but does not drift
+    clock = jnp.asarray(_clock(steps), dtype)
     zeros2 = jnp.zeros((2,), dtype)
     start = _Carry(
         x=jnp.asarray([-math.pi / 2, 0.0, 0.0, 0.0], dtype),
         nu=zeros2,
-        counter=jnp.zeros((), jnp.int32),
-        resetting=jnp.zeros((), bool),
-        timer=zero,
-        last_t=zero,
         error_sum=zeros2,
         error=zeros2,
         n_errors=jnp.zeros((), jnp.int32),
-        target=zeros2,
         calls=jnp.zeros((), jnp.int32),
         command=zeros2,
     )
 
-    def step(c: _Carry, t: jax.Array) -> tuple[_Carry, tuple[Any, ...]]:
+    def step(c: _Carry, inputs: tuple[Any, ...]) -> tuple[_Carry, tuple[Any, ...]]:
+        t, resetting, target = inputs
         x = c.x
         x_rg = jnp.stack([x[0] + offset, x[1], x[2], x[3]])
-        # the supervisor's clock (ResetSupervisor.in_push)
-        begins = (t >= schedule.times[c.counter]) & jnp.logical_not(c.resetting)
-        target = jnp.where(begins, schedule.targets[jnp.minimum(c.counter, N_RESETS - 1)], c.target)
-        counter = c.counter + begins.astype(jnp.int32)
-        timer = jnp.where(begins, zero, c.timer)
-        resetting = c.resetting | begins
-        resetting = resetting & jnp.logical_not(timer > RESET_LENGTH)
-        timer = jnp.where(resetting, timer + (t - c.last_t), timer)
         # the push PID (PushPID.torque), its history advanced on push steps only
         e = target - x_rg[:2]
         error_sum = c.error_sum + e
@@ -218,20 +208,16 @@ def run(
         carry = _Carry(
             x=jnp.stack([q1, q2, dq1, dq2]),
             nu=nu,
-            counter=counter,
-            resetting=resetting,
-            timer=timer,
-            last_t=t,
             error_sum=jnp.where(resetting, error_sum, c.error_sum),
             error=jnp.where(resetting, e, c.error),
             n_errors=jnp.where(resetting, n_errors, c.n_errors),
-            target=target,
             calls=c.calls + jnp.logical_not(resetting).astype(jnp.int32),
             command=command,
         )
         return carry, (t, x_rg, nu, resetting)
 
-    _, (t, x, u, pushed) = jax.lax.scan(step, start, clock)
+    inputs = (clock, schedule.pushed[:steps], schedule.targets[:steps])
+    _, (t, x, u, pushed) = jax.lax.scan(step, start, inputs)
     return Record(t=t, x=x, u=u, pushed=pushed)
 
 

@@ -58,6 +58,7 @@ from twolink_gym.params import ArmParams
 from twolink_gym.realaigym.arm import arm, from_realaigym_state
 from twolink_gym.realaigym.protocol import DT, PolicyRunner, check_robot
 from twolink_gym.realaigym.scoring import Trajectory, above_line
+from twolink_gym.tasks.push import PUSH_GAINS, PUSH_PID_DT, PUSH_TORQUE
 
 __all__ = [
     "LINKS",
@@ -91,11 +92,11 @@ N_RESETS = 15
 #: A push ends at the first step at which its timer exceeds this [s].
 RESET_LENGTH = 0.2
 #: The push PID's ``(Kp, Ki, Kd)`` [N·m/rad, N·m/(rad·s), N·m·s/rad].
-PID_GAINS = (10.0, 0.1, 1.0)
+PID_GAINS = PUSH_GAINS
 #: The push PID's own time step [s] (its integral and derivative use it; the step is 2 ms).
-PID_DT = 0.001
+PID_DT = PUSH_PID_DT
 #: Torque limit of each joint in the simulated plant [N·m].
-TORQUE_LIMIT = 6.0
+TORQUE_LIMIT = PUSH_TORQUE
 #: Link lengths ``(l1, l2)`` [m] of the height test.
 LINKS = (0.2, 0.3)
 

@@ -40,7 +40,8 @@ __all__ = [
 PUSH_STEPS = 100
 #: Length of a push step [s].
 PUSH_DT = 0.002
-#: The PID's ``(Kp, Ki, Kd)`` [N·m/rad, N·m/(rad·s), N·m·s/rad].
+#: The PID's ``(Kp, Ki, Kd)`` [N·m/rad, N·m/(rad·s), N·m·s/rad] (the v3 protocol's,
+#: :data:`twolink_gym.realaigym.v3.PID_GAINS`, is this).
 PUSH_GAINS = (10.0, 0.1, 1.0)
 #: The PID's own time step [s] (its integral and derivative use it).
 PUSH_PID_DT = 0.001
