@@ -10,11 +10,14 @@ board's pushes): at each push's first row (the first at or after its time in
 beyond the range of the push targets, ``[-π, π)`` in RealAIGym's angles (the
 push PID does not wrap angles, so an arm wound ``k`` turns is pushed back
 through them): the shoulder ``max(0, round((|q1| - π) / 2π))`` (0 at either
-upright, ``±π``), the elbow ``|round(q2 / 2π)|``; and at the hand-back (100
-rows later) the larger joint speed. Prints per run the v3 score, the mean
-``|turns|`` of each joint, the median and largest hand-back speed; then the
-Spearman rank correlation, over the runs, of the score with the elbow's (joint
-2's) mean ``|turns|``.
+upright, ``±π``), the elbow ``|round(q2 / 2π)|``; the share of the pushes that meet the
+arm wound by :func:`twolink_gym.tasks.push.wound` (the swing-up task's
+``wound_weight`` reads it; wound exactly when a joint's turns above are not 0);
+and at the hand-back (100 rows later) the larger joint speed. Prints per run
+the v3 score, the mean ``|turns|`` of each joint, the wound share, the median
+and largest hand-back speed; then the Spearman rank correlations, over the
+runs, of the score with the mean ``|turns|`` of both joints, the wound share
+and the median hand-back speed.
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from twolink_gym.realaigym import read_csv
+from twolink_gym.realaigym.arm import from_realaigym_state
 from twolink_gym.realaigym.v3 import schedule, score_v3
+from twolink_gym.tasks.push import wound
 
 #: Rows from a push's first to its hand-back (a push lasts 100 or 101 steps of 2 ms).
 PUSH_ROWS = 100
@@ -41,30 +46,39 @@ def main() -> None:
     files = sorted(f for d in args.dirs for f in d.glob("*/sim_swingup.csv"))
     if not files:
         parser.error(f"no */sim_swingup.csv under {[str(d) for d in args.dirs]}")
-    print(f"{'run':<60} {'score':>6} {'|turns| 1':>9} {'|turns| 2':>9} {'median':>7} {'max':>6}")
-    scores, wound, speeds = [], [], []
+    print(
+        f"{'run':<60} {'score':>6} {'|turns| 1':>9} {'|turns| 2':>9} {'wound':>6} "
+        f"{'median':>7} {'max':>6}"
+    )
+    scores, turned, shares, speeds = [], [], [], []
     for path in files:
         tr = read_csv(path)
         starts = np.searchsorted(tr.t, times - 1e-9)
         q = tr.x[starts, :2]
         shoulder = np.maximum(0.0, np.round((np.abs(q[:, 0]) - np.pi) / (2 * np.pi)))
         turns = np.column_stack([shoulder, np.abs(np.round(q[:, 1] / (2 * np.pi)))])
+        ours = from_realaigym_state(tr.x[starts])
+        share = float(np.mean([wound(q1, q2) for q1, q2 in ours[:, :2]]))
+        assert share == float(np.mean(turns.max(axis=1) > 0))  # the two definitions agree
         back = np.abs(tr.x[starts + PUSH_ROWS, 2:]).max(axis=1)
         score = score_v3(tr).score
         scores.append(score)
-        wound.append(turns.mean(axis=0).sum())
+        turned.append(turns.mean(axis=0).sum())
+        shares.append(share)
         speeds.append(np.median(back))
         name = f"{path.parent.parent.name}/{path.parent.name}"[-60:]
         print(
             f"{name:<60} {score:6.3f} {turns[:, 0].mean():9.2f} {turns[:, 1].mean():9.2f} "
-            f"{np.median(back):7.1f} {back.max():6.1f}"
+            f"{share:6.2f} {np.median(back):7.1f} {back.max():6.1f}"
         )
     if len(files) > 2:
-        rho_turns = spearmanr(scores, wound).statistic
+        rho_turns = spearmanr(scores, turned).statistic
+        rho_share = spearmanr(scores, shares).statistic
         rho_speed = spearmanr(scores, speeds).statistic
         print(
             f"Spearman over {len(files)} runs: score vs mean |turns| (both joints) "
-            f"{rho_turns:.2f}, score vs median hand-back speed {rho_speed:.2f}"
+            f"{rho_turns:.2f}, vs wound share {rho_share:.2f}, "
+            f"vs median hand-back speed {rho_speed:.2f}"
         )
 
 

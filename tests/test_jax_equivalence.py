@@ -84,6 +84,14 @@ CASES = {
         free_steps=500,
         start=(np.pi / 2 + 0.05, -0.05, 0.0, 0.1),  # above the line, then through it
     ),
+    # ... paid only unwound: the elbow a turn round, then through the elbow's edge of it
+    "realaigym-pendubot-wound": Case(
+        "TwoLinkPendubotSwingup-v0",
+        {**_RAG, "task_options": {"line_weight": 0.5, "wound_weight": 0.7, "ctrl_weight": 0.0}},
+        750,
+        free_steps=100,
+        start=(np.pi / 2 + 0.05, 2 * np.pi - 0.05, 0.0, 0.1),
+    ),
     # the C.1/1.0 motors: rotor inertia and Coulomb friction (the twin's Coulomb terms on)
     "realaigym-c10-acrobot": Case(
         "TwoLinkAcrobotSwingup-v0",

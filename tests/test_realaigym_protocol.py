@@ -16,6 +16,7 @@ from twolink_gym.realaigym.boards import BOARDS_FILE, PUBLISHED
 from twolink_gym.realaigym.protocol import (
     Conditions,
     PolicyRunner,
+    decision_steps,
     final_state_success,
     make_policy_env,
     perturbation_profile,
@@ -69,6 +70,18 @@ def test_pendubot_limits_and_held_decisions() -> None:
     ).trajectory()
     assert len(policy.seen) == 1000  # asked every 5th step of 2 ms
     assert np.all(tr.u[:, 0] == -3.0) and np.all(tr.u[:, 1] == 0.0)
+
+
+@pytest.mark.parametrize(("dt", "steps"), [(0.002, 1), (0.01, 5), (0.02, 10), (0.1, 50)])
+def test_decision_steps_of_multiples_of_2ms(dt: float, steps: int) -> None:
+    assert decision_steps(dt) == steps
+    assert make_policy_env("acrobot", dt=dt).substeps == steps
+
+
+@pytest.mark.parametrize("dt", [0.005, 0.001, 0.0, -0.002, math.nan])
+def test_decision_steps_refuses_other_periods(dt: float) -> None:
+    with pytest.raises(ValueError, match=r"dt must be a positive multiple of 0\.002 s"):
+        decision_steps(dt)
 
 
 def test_responsiveness_torque_noise_delay_and_pulses() -> None:

@@ -564,7 +564,7 @@ def _validate(cfg: RunConfig) -> None:
 
 def _check_v3_pushes_seeds(cfg: RunConfig, rejax: bool) -> None:
     """Check ``train.eval_v3_pushes_seeds`` and that the run can take a v3 evaluation."""
-    from twolink_gym.realaigym.protocol import DT
+    from twolink_gym.realaigym.protocol import DT, decision_steps
     from twolink_gym.realaigym.v3 import SEEDS
 
     src, seeds, env = cfg.source, cfg.train.eval_v3_pushes_seeds, cfg.env
@@ -584,9 +584,10 @@ def _check_v3_pushes_seeds(cfg: RunConfig, rejax: bool) -> None:
             f"{src}: {key} asks the agent with the true state: env.observation must be 'state' "
             f"and env.frame_stack 1, got {env.observation!r} and {env.frame_stack}"
         )
-    steps = env.dt / DT
-    if abs(steps - round(steps)) > 1e-9:
-        raise ConfigError(f"{src}: {key} needs env.dt a multiple of {DT} s, got {env.dt}")
+    try:
+        decision_steps(env.dt)
+    except ValueError as err:
+        raise ConfigError(f"{src}: {key} needs env.dt a multiple of {DT} s, got {env.dt}") from err
     if cfg.train.eval_freq < 1:
         raise ConfigError(
             f"{src}: {key} runs at the periodic evaluations: train.eval_freq must be > 0"

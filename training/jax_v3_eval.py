@@ -90,14 +90,14 @@ def v3_scores(
     import jax
 
     from twolink_gym.jax import realaigym_v3 as jv3
-    from twolink_gym.realaigym.protocol import DT
+    from twolink_gym.realaigym.protocol import decision_steps
 
-    decision_steps = round(cfg.env.dt / DT)
+    steps = decision_steps(cfg.env.dt)
     torque = agent_torque(cfg, make_env, act)
 
     def scores(ts: Any, pushes: Any) -> Any:
         def one(schedule: Any) -> Any:
-            record = jv3.run(lambda x: torque(ts, x), schedule, decision_steps=decision_steps)
+            record = jv3.run(lambda x: torque(ts, x), schedule, decision_steps=steps)
             return jv3.score(record)
 
         return jax.vmap(one)(pushes)

@@ -27,7 +27,14 @@ import numpy as np
 
 from twolink_gym.realaigym import criteria, read_csv, score, write_csv
 from twolink_gym.realaigym.boards import PUBLISHED
-from twolink_gym.realaigym.protocol import DT, PolicyRunner, check_robot, make_policy_env, run
+from twolink_gym.realaigym.protocol import (
+    DT,
+    PolicyRunner,
+    check_robot,
+    decision_steps,
+    make_policy_env,
+    run,
+)
 from twolink_gym.simulation import Simulation
 
 __all__ = ["add_parser", "policy_runner"]
@@ -69,9 +76,12 @@ def policy_runner(spec: str, robot: str) -> PolicyRunner:
             f"policy {spec!r} was trained for task {env_cfg.task!r} with actuation "
             f"{env_cfg.actuation!r}, not the {robot}'s swing-up"
         )
-    steps = env_cfg.dt / DT
-    if abs(steps - round(steps)) > 1e-9:
-        raise ValueError(f"policy {spec!r}: its dt {env_cfg.dt} s is not a multiple of {DT} s")
+    try:
+        steps = decision_steps(env_cfg.dt)
+    except ValueError as err:
+        raise ValueError(
+            f"policy {spec!r}: its dt {env_cfg.dt} s is not a multiple of {DT} s"
+        ) from err
     kwargs = env_cfg.nominal().make_kwargs()
     sim = Simulation.create(
         task=kwargs["task"],
@@ -83,7 +93,7 @@ def policy_runner(spec: str, robot: str) -> PolicyRunner:
         observation=kwargs["observation"],
     )
     loaded = load_policy(spec, env_cfg, None)
-    return PolicyRunner(loaded.predictor, sim, round(steps))
+    return PolicyRunner(loaded.predictor, sim, steps)
 
 
 def _agent_config_file(spec: str) -> Path:

@@ -66,6 +66,7 @@ __all__ = [
     "PolicyRunner",
     "Runs",
     "check_robot",
+    "decision_steps",
     "final_state_success",
     "make_policy_env",
     "perturbation_profile",
@@ -95,6 +96,31 @@ def check_robot(robot: str) -> str:
     return robot
 
 
+def decision_steps(dt: float) -> int:
+    """Steps of :data:`DT` in one decision of a policy asked every ``dt`` seconds.
+
+    Parameters
+    ----------
+    dt : float
+        The policy's decision period [s]; a positive multiple of :data:`DT`
+        (to within 1e-9 of a step).
+
+    Returns
+    -------
+    int
+        ``dt / DT``, the steps the command is held for.
+
+    Raises
+    ------
+    ValueError
+        If ``dt`` is not a positive multiple of :data:`DT`.
+    """
+    steps = dt / DT
+    if not (steps >= 0.5 and abs(steps - round(steps)) <= 1e-9):
+        raise ValueError(f"dt must be a positive multiple of {DT} s, got {dt!r}")
+    return round(steps)
+
+
 def make_policy_env(
     robot: str,
     dt: float = DT,
@@ -109,7 +135,7 @@ def make_policy_env(
     robot : {"acrobot", "pendubot"}
         The actuation.
     dt : float
-        The policy's decision period [s] (a multiple of :data:`DT`).
+        The policy's decision period [s] (a positive multiple of :data:`DT`).
     max_torque : float or pair of float
         Torque at action ±1 [N·m] (the board's limit, 6, by default).
     params : ArmParams, optional
@@ -129,7 +155,7 @@ def make_policy_env(
         task="swingup",
         params=arm() if params is None else params,
         dt=dt,
-        substeps=max(1, round(dt / DT)),
+        substeps=decision_steps(dt),
         max_torque=max_torque,
         max_speed=WORLD_MAX_SPEED,
         task_options=SWINGUP_TASK_OPTIONS,

@@ -12,6 +12,12 @@ and ``G`` the gravity torques: the protocol's push with a fresh history
 (``tests/test_push.py`` holds it to the first push of a v3 run). The swing-up
 task's ``push_fraction`` starts a share of its training episodes where a
 :func:`push` leaves a held arm.
+
+Since the push does not wrap the angles, an arm that came up a turn round is
+pushed back through that turn and handed back spinning. :func:`wound` tells
+such an arm (its nearest upright outside the targets' range) from one that came
+up at a turn the targets lie in; the swing-up task's ``wound_weight`` withholds
+its line term from the first.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from twolink_gym._jit import kernel
 from twolink_gym.dynamics import arm_vector, gravity_torque
 from twolink_gym.integrators import rk4
 from twolink_gym.params import ArmParams
@@ -31,9 +38,11 @@ __all__ = [
     "PUSH_PID_DT",
     "PUSH_STEPS",
     "PUSH_TORQUE",
+    "UNWOUND",
     "push",
     "push_target",
     "push_turns",
+    "wound",
 ]
 
 #: Steps of a push.
@@ -47,6 +56,12 @@ PUSH_GAINS = (10.0, 0.1, 1.0)
 PUSH_PID_DT = 0.001
 #: Torque limit of each joint during a push [N·m].
 PUSH_TORQUE = 6.0
+
+#: The unwound angles ``((q1_low, q1_high), (q2_low, q2_high))`` [rad], ours: those whose
+#: nearest upright (``q1 = π/2 + 2πk``, ``q2 = 2πk``) lies in the push targets' range
+#: (:func:`push_target`: ``[-3π/2, π/2)`` and ``[-π, π)``), i.e. the shoulder's uprights
+#: ``π/2`` and ``-3π/2`` and the elbow's ``0``, each with half a turn on either side.
+UNWOUND = ((-2.5 * math.pi, 1.5 * math.pi), (-math.pi, math.pi))
 
 
 def push_target(draws: ArrayLike) -> NDArray[np.float64]:
@@ -62,6 +77,23 @@ def push_target(draws: ArrayLike) -> NDArray[np.float64]:
 def push_turns(draw: float, most: int) -> int:
     """Whole turns ``k`` uniform over ``-most … most`` from a uniform ``draw`` in [0, 1)."""
     return math.floor(draw * (2 * most + 1)) - most
+
+
+@kernel(inline=True)
+def wound(q1: float, q2: float) -> float:
+    """1.0 if a joint is outside :data:`UNWOUND` (``low <= q < high``), else 0.0.
+
+    A wound arm held upright is pushed back through whole turns by a v3 push;
+    an unwound one is not.
+
+    Parameters
+    ----------
+    q1, q2 : float
+        The joint angles [rad], ours, unwrapped.
+    """
+    (low1, high1), (low2, high2) = UNWOUND
+    inside = low1 <= q1 < high1 and low2 <= q2 < high2
+    return 0.0 if inside else 1.0
 
 
 def push(params: ArmParams, state: ArrayLike, target: ArrayLike) -> NDArray[np.float64]:

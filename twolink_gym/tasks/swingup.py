@@ -24,7 +24,7 @@ from twolink_gym.tasks.base import (
     perturbed_state,
     task_kernel,
 )
-from twolink_gym.tasks.push import push, push_target, push_turns
+from twolink_gym.tasks.push import push, push_target, push_turns, wound
 from twolink_gym.tasks.rewards import control_factor
 
 __all__ = [
@@ -87,6 +87,7 @@ def swingup_kernel(
     # the tip's height above the shoulder against the line (a fraction of the reach)
     _, tip_height = tip_from_trig(arm, x.c1, x.s1, x.c12, x.s12)
     line = 1.0 if tip_height > options.line_height * (arm.l1 + arm.l2) else 0.0
+    line *= 1.0 - options.wound_weight * wound(x.q1, x.q2)
     w = options.height_weight
     lw = options.line_weight
     terms = SwingupTerms(
@@ -124,7 +125,8 @@ class SwingupTask(Task):
         still   = 1 - speed_weight · (1 - exp(-|dq|² / (2 still_sigma²)))
         ctrl    = 1 - ctrl_weight · |a|² / 2
         smooth  = 1 - smooth_weight · |a - a_prev|² / 8    # a_prev: last step's action (0 at first)
-        line    = 1 if tip height above the shoulder > line_height · (l1 + l2), else 0
+        line    = 1 if tip height above the shoulder > line_height · (l1 + l2), else 0,
+                  times 1 - wound_weight if the arm is wound (a v3 push would turn it back)
         shaped  = height_weight · height + (1 - height_weight) · upright · still
         reward  = ctrl · smooth · ((1 - line_weight) · shaped + line_weight · line)
 
@@ -183,6 +185,12 @@ class SwingupTask(Task):
     line_height : float
         In ``[-1, 1]``: the line's height above the shoulder as a fraction of
         the reach ``l1 + l2``.
+    wound_weight : float
+        In ``[0, 1]``: the share of the line term withheld while the arm is
+        wound (:func:`twolink_gym.tasks.push.wound`: a joint's nearest upright
+        lies outside the range of v3's push targets, so that a push would turn
+        it back through whole turns and hand it back spinning; for training
+        agents that come up unwound). 0 (the default): off.
     init_angle_noise, init_speed_noise : float
         Half-widths of the uniform perturbation of the hanging start [rad], [rad/s].
     explore_fraction : float
@@ -260,6 +268,7 @@ class SwingupTask(Task):
     speed_weight: float = 0.5
     line_weight: float = 0.0
     line_height: float = 0.9
+    wound_weight: float = 0.0
     init_angle_noise: float = 0.05
     init_speed_noise: float = 0.05
     explore_fraction: float = 0.0
@@ -281,6 +290,7 @@ class SwingupTask(Task):
                 "smooth_weight",
                 "speed_weight",
                 "line_weight",
+                "wound_weight",
                 "explore_fraction",
                 "catch_fraction",
                 "push_fraction",

@@ -3,7 +3,8 @@
 The same steps in the same order of operations, on JAX scalars: a
 ``jax.lax.fori_loop`` over :data:`~twolink_gym.tasks.push.PUSH_STEPS` RK4 steps
 of :func:`twolink_gym.jax.dynamics.rk4`, the PID and gravity compensation of
-:func:`twolink_gym.tasks.push.push`. ``tests/test_push.py`` holds the two equal.
+:func:`twolink_gym.tasks.push.push`, and :func:`twolink_gym.tasks.push.wound`.
+``tests/test_push.py`` holds the two equal.
 """
 
 from __future__ import annotations
@@ -15,9 +16,16 @@ import jax
 import jax.numpy as jnp
 
 from twolink_gym.jax.dynamics import gravity_torque, rk4
-from twolink_gym.tasks.push import PUSH_DT, PUSH_GAINS, PUSH_PID_DT, PUSH_STEPS, PUSH_TORQUE
+from twolink_gym.tasks.push import (
+    PUSH_DT,
+    PUSH_GAINS,
+    PUSH_PID_DT,
+    PUSH_STEPS,
+    PUSH_TORQUE,
+    UNWOUND,
+)
 
-__all__ = ["push", "push_target", "push_turns"]
+__all__ = ["push", "push_target", "push_turns", "wound"]
 
 
 def push_target(draws: jax.Array) -> jax.Array:
@@ -54,3 +62,10 @@ def push(arm: Any, state: jax.Array, target: jax.Array, coulomb: bool = True) ->
     zeros = jnp.zeros(2, dtype)
     x, _, _ = jax.lax.fori_loop(0, PUSH_STEPS, step, (state, zeros, zeros))
     return x
+
+
+def wound(q1: jax.Array, q2: jax.Array) -> jax.Array:
+    """1 if a joint is outside :data:`~twolink_gym.tasks.push.UNWOUND`, else 0 (:func:`twolink_gym.tasks.push.wound`)."""
+    (low1, high1), (low2, high2) = UNWOUND
+    inside = (low1 <= q1) & (q1 < high1) & (low2 <= q2) & (q2 < high2)
+    return jnp.where(inside, jnp.zeros_like(q1), jnp.ones_like(q1))

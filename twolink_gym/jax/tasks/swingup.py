@@ -10,7 +10,7 @@ import jax.numpy as jnp
 from twolink_gym.jax.kinematics import tip_from_trig
 from twolink_gym.jax.tasks import TaskTwin, register_twin
 from twolink_gym.jax.tasks.common import control_factor, named, perturbed_state, upright_terms
-from twolink_gym.jax.tasks.push import push, push_target, push_turns
+from twolink_gym.jax.tasks.push import push, push_target, push_turns, wound
 from twolink_gym.kernel import Outcome
 from twolink_gym.tasks import SwingupTask
 from twolink_gym.tasks.base import HANGING, UPRIGHT
@@ -69,6 +69,7 @@ class SwingupTwin(TaskTwin):
         smooth = control_factor(x.a1 - memory.a1, x.a2 - memory.a2, 0.25 * options.smooth_weight)
         _, tip_height = tip_from_trig(arm, x.c1, x.s1, x.c12, x.s12)
         line = (tip_height > options.line_height * (arm.l1 + arm.l2)).astype(height.dtype)
+        line = line * (1.0 - options.wound_weight * wound(x.q1, x.q2))
         w = options.height_weight
         lw = options.line_weight
         terms = named(
