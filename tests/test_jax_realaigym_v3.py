@@ -130,7 +130,7 @@ def test_pushes_are_the_schedules_of_the_seeds() -> None:
 def test_float32_run_keeps_the_schedule() -> None:
     # training evaluates in float32: each push starts at the float64 run's step (a float32 sum
     # of 0.002 s would be 3 steps late by 56 s) and lasts as long (a float32 timer ends the
-    # first pendubot push a step early); the damped arm's uptime stays close
+    # first pendubot push a step early); the damped arm's states stay close all run long
     runner = PolicyRunner(Damping(0), make_policy_env("pendubot").sim, 5)
     reference = run_v3(runner, "pendubot")
     record = jax.jit(lambda s: jv3.run(jax_damping("pendubot"), s, decision_steps=5))(
@@ -143,9 +143,8 @@ def test_float32_run_keeps_the_schedule() -> None:
     assert len(starts) == 15
     # and end there: the push steps are the float64 run's, not a float32 timer's
     np.testing.assert_array_equal(np.asarray(record.pushed), reference.pushed)
-    assert float(jv3.uptime(record)) == pytest.approx(
-        score_v3(reference.trajectory).uptime, abs=0.5
-    )
+    # float32 rounding only: measured 7e-3 at most, at speeds up to 17 rad/s
+    np.testing.assert_allclose(np.asarray(record.x), reference.trajectory.x, rtol=0, atol=0.02)
 
 
 def test_bad_arguments_are_named() -> None:
