@@ -19,8 +19,10 @@ rejax's algorithms keep everything they learn with in their train state
 (constant learning rate, the random key, the envs' states, the running
 statistics, SAC's replay buffer), so a
 run cut into segments and one run in a single call go the same way, and
-``--resume`` continues from the last segment saved. Ctrl-C stops at the end of
-the running segment's compiled call and saves what the last segment produced.
+``--resume`` continues from the last segment saved. Ctrl-C (or SIGTERM) takes
+effect when the running segment's compiled call returns (XLA cannot be stopped
+inside it): that segment's result is dropped, the state of the last segment
+before it stays saved, and ``--resume`` trains the dropped segment again.
 
 Each seed gets a run folder in the layout of SB3 runs
 (:mod:`~twolink_gym.training.jax_run_folders`),
