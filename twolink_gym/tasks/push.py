@@ -59,7 +59,7 @@ PUSH_TORQUE = 6.0
 
 #: The unwound angles ``((q1_low, q1_high), (q2_low, q2_high))`` [rad], ours: those whose
 #: nearest upright (``q1 = π/2 + 2πk``, ``q2 = 2πk``) lies in the push targets' range
-#: (:func:`push_target`: ``[-3π/2, π/2)`` and ``[-π, π)``), i.e. the shoulder's uprights
+#: (:func:`push_target`: ``[-3π/2, π/2]`` and ``[-π, π]``), i.e. the shoulder's uprights
 #: ``π/2`` and ``-3π/2`` and the elbow's ``0``, each with half a turn on either side.
 UNWOUND = ((-2.5 * math.pi, 1.5 * math.pi), (-math.pi, math.pi))
 
