@@ -84,10 +84,18 @@ CASES = {
         free_steps=500,
         start=(np.pi / 2 + 0.05, -0.05, 0.0, 0.1),  # above the line, then through it
     ),
-    # ... paid only unwound: the elbow a turn round, then through the elbow's edge of it
+    # ... paid only unwound (the elbow starts a turn round), and the turns observed
     "realaigym-pendubot-wound": Case(
         "TwoLinkPendubotSwingup-v0",
-        {**_RAG, "task_options": {"line_weight": 0.5, "wound_weight": 0.7, "ctrl_weight": 0.0}},
+        {
+            **_RAG,
+            "task_options": {
+                "line_weight": 0.5,
+                "wound_weight": 0.7,
+                "ctrl_weight": 0.0,
+                "observe_turns": True,
+            },
+        },
         750,
         free_steps=100,
         start=(np.pi / 2 + 0.05, 2 * np.pi - 0.05, 0.0, 0.1),
@@ -205,10 +213,13 @@ def encode(state: np.ndarray) -> np.ndarray:
 def extras_of(
     env: Any, state: np.ndarray, info: dict[str, np.ndarray], goal: np.ndarray
 ) -> np.ndarray:
-    """The observation extras from the compiled env's info (reach: target, target - tip)."""
+    """The observation extras from the compiled env's info (reach: target, target - tip;
+    swing-up with ``observe_turns``: the angles in turns)."""
     if env.task.name == "reach":
         target = np.broadcast_to(goal, info["tip"].shape)
         return np.concatenate([target, target - info["tip"]], -1)
+    if env.task.name == "swingup" and env.task.observe_turns:
+        return state[..., :2] / (2 * np.pi)
     return np.zeros((len(state), 0))
 
 

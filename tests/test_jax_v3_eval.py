@@ -23,7 +23,8 @@ needs_rejax = pytest.mark.skipif(
     importlib.util.find_spec("rejax") is None, reason='needs pip install "twolink-gym[jax]"'
 )
 
-#: test_jax_train's tiny jax_sac run on the pendubot's swing-up, with two held-out v3 schedules.
+#: test_jax_train's tiny jax_sac run on the pendubot's swing-up, with two held-out v3 schedules;
+#: the agent observes its turns (observe_turns: the runs must encode the state with the extras).
 TINY_V3: dict[str, Any] = {
     **json.loads(json.dumps(TINY_SAC)),
     "env": {
@@ -36,6 +37,7 @@ TINY_V3: dict[str, Any] = {
         "max_episode_steps": 20,
         "normalize_obs": True,
         "normalize_reward": False,
+        "task_options": {"observe_turns": True},
     },
 }
 TINY_V3["train"]["eval_v3_pushes_seeds"] = [1, 2]
@@ -165,7 +167,7 @@ def test_bad_settings_name_the_key_and_the_fix() -> None:
     assert "eval_v3_pushes_seeds" in _error(train__eval_v3_pushes_seeds=[])
     assert "distinct" in _error(train__eval_v3_pushes_seeds=[4, 4])
     assert "[0, 2**32)" in _error(train__eval_v3_pushes_seeds=[-1])
-    assert "'swingup'" in _error(env__task="balance", env__actuation="full")
+    assert "'swingup'" in _error(env__task="balance", env__actuation="full", env__task_options={})
     assert "multiple of 0.002" in _error(env__dt=0.005)
     assert "train.eval_freq" in _error(train__eval_freq=0)
     assert "env.observation" in _error(env__observation="angles")

@@ -236,3 +236,60 @@ def test_twin_wound_equals_the_compiled_wound(x64: Any) -> None:
     q = np.concatenate([q, edges, np.nextafter(edges, -np.inf)])
     got = np.asarray(twin_wound(jnp.asarray(q[:, 0]), jnp.asarray(q[:, 1])))
     np.testing.assert_array_equal(got, [wound(a, b) for a, b in q])
+
+
+def test_observed_turns_are_the_angles_in_turns() -> None:
+    import gymnasium as gym
+
+    from twolink_gym.tasks.swingup import TURNS_LIMIT
+
+    env = gym.make("TwoLinkPendubotSwingup-v0", task_options={"observe_turns": True})
+    assert env.observation_space.shape == (8,)
+    np.testing.assert_array_equal(env.observation_space.high[6:], [TURNS_LIMIT, TURNS_LIMIT])
+    assert env.unwrapped.task.extras_names() == ("q1_turns", "q2_turns")
+    for state in ([math.pi / 2, 2 * math.pi + 0.1], [-1.5 * math.pi, -4 * math.pi], [0.0, 200.0]):
+        x = np.array([*state, 0.0, 0.0])
+        obs, _ = env.reset(seed=0, options={"state": x})
+        expected = np.clip(x[:2] / (2 * math.pi), -16, 16)  # clipped at 16 turns
+        np.testing.assert_allclose(obs[6:], expected, rtol=1e-7)
+        # the state encoding in front is unchanged
+        np.testing.assert_allclose(obs[:6], [*_trig(x[0]), *_trig(x[1]), 0, 0], atol=1e-7)
+    env.reset(seed=0, options={"state": np.array([math.pi / 2, 2.1 * math.pi, 3.0, -5.0])})
+    obs, *_ = env.step(env.action_space.sample())
+    q = env.unwrapped.state[:2]
+    np.testing.assert_allclose(obs[6:], q / (2 * math.pi), rtol=1e-6)
+    # off by default: the six state entries only
+    assert gym.make("TwoLinkPendubotSwingup-v0").observation_space.shape == (6,)
+    with pytest.raises(ValueError, match="observe_turns must be True or False"):
+        SwingupTask(observe_turns=1)  # type: ignore[arg-type]
+
+
+def _trig(angle: float) -> tuple[float, float]:
+    return math.cos(angle), math.sin(angle)
+
+
+def test_the_v3_protocol_shows_an_agent_its_turns() -> None:
+    """The board's runner encodes the measured state with the agent's extras: its turns."""
+    from twolink_gym.realaigym.protocol import PolicyRunner, make_policy_env
+    from twolink_gym.simulation import Simulation
+
+    seen = []
+
+    class Recorder:
+        def predict(self, obs: Any, state: Any, episode_start: Any, deterministic: bool) -> Any:
+            seen.append(np.array(obs))
+            return np.zeros((obs.shape[0], 1)), state
+
+    base = make_policy_env("pendubot").sim
+    sim = Simulation.create(
+        task=SwingupTask(observe_turns=True),
+        params=base.params,
+        dt=0.01,
+        max_torque=6.0,
+        actuation="pendubot",
+    )
+    runner = PolicyRunner(Recorder(), sim, 5)
+    measured = np.array([[math.pi / 2, 2 * math.pi, 1.0, -2.0], [-1.5 * math.pi, 0.3, 0.0, 0.0]])
+    torque, _ = runner.command(measured, None, True)
+    np.testing.assert_array_equal(torque, np.zeros((2, 2)))
+    np.testing.assert_allclose(seen[0][:, 6:], measured[:, :2] / (2 * math.pi), rtol=1e-7)

@@ -89,7 +89,7 @@ def test_train_builds_the_training_env_with_them_and_the_evaluation_env_without(
             r"valid keys of 'env\.train_task_options' are \['catch_angle', 'catch_fraction', "
             r"'catch_speed', 'ctrl_weight', 'explore_fraction', 'explore_speed', "
             r"'fall_angle', 'height_weight', 'init_angle_noise', 'init_speed_noise', "
-            r"'line_height', 'line_weight', 'push_fraction', 'push_turns', 'smooth_weight', 'speed_weight', 'still_sigma', 'success_angle', 'success_speed', "
+            r"'line_height', 'line_weight', 'observe_turns', 'push_fraction', 'push_turns', 'smooth_weight', 'speed_weight', 'still_sigma', 'success_angle', 'success_speed', "
             r"'upright_sigma', 'wound_weight'\]",
         ),
         ({"init_angle_noise": -1.0}, r"explore\.yaml: env\.train_task_options\.init_angle_noise"),
@@ -120,3 +120,17 @@ def test_reward_and_termination_options_train_and_layout_options_are_refused() -
         r"change the observation's length \(14 against 18 in evaluation\)",
     ):
         config_from_dict(data, "track.yaml")
+    # so does the swing-up's observe_turns (2 extras): allowed in env.task_options only
+    swingup: dict[str, Any] = {**data, "env": {"task": "swingup"}}
+    swingup["env"]["train_task_options"] = {"observe_turns": True}
+    with pytest.raises(
+        ConfigError,
+        match=r"sw\.yaml: env\.train_task_options \['observe_turns'\] "
+        r"change the observation's length \(2 against 0 in evaluation\)",
+    ):
+        config_from_dict(swingup, "sw.yaml")
+    swingup["env"] = {"task": "swingup", "task_options": {"observe_turns": True}}
+    assert (
+        config_from_dict(swingup, "sw.yaml").env.nominal().checked()["task_options"].extras_size
+        == 2
+    )

@@ -54,6 +54,7 @@ from twolink_gym.params import ArmParams
 from twolink_gym.realaigym.arm import TORQUE_LIMITS, arm, from_realaigym_state, to_realaigym_state
 from twolink_gym.realaigym.scoring import Trajectory
 from twolink_gym.simulation import Simulation
+from twolink_gym.tasks import SwingupTask
 
 __all__ = [
     "DT",
@@ -189,7 +190,7 @@ class PolicyRunner:
                 "the policy's env must observe the full state (observation='state'), got "
                 f"{self.sim.observation_kind!r}"
             )
-        if self.sim.task.goal_size or self.sim.task.extras_size:
+        if not isinstance(self.sim.task, SwingupTask):
             raise ValueError(f"the policy's task must be the swing-up, got {self.sim.task.name!r}")
         if int(self.decision_steps) != self.decision_steps or self.decision_steps < 1:
             raise ValueError(f"decision_steps must be an integer >= 1, got {self.decision_steps!r}")

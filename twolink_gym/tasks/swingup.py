@@ -31,6 +31,7 @@ __all__ = [
     "HANGING",
     "SWINGUP_MAX_TORQUE",
     "SWINGUP_UNDERACTUATED_MAX_TORQUE",
+    "TURNS_LIMIT",
     "SwingupMemory",
     "SwingupTask",
     "SwingupTerms",
@@ -43,6 +44,8 @@ SWINGUP_MAX_TORQUE = (8.0, 4.0)
 #: motors (:data:`~twolink_gym.tasks.base.DEFAULT_MAX_TORQUE`), of which each
 #: uses one (see :class:`SwingupTask`).
 SWINGUP_UNDERACTUATED_MAX_TORQUE = DEFAULT_MAX_TORQUE
+#: The largest turns ``|q| / 2π`` the ``observe_turns`` extras show (beyond it they are clipped).
+TURNS_LIMIT = 16.0
 
 
 class SwingupTerms(NamedTuple):
@@ -72,6 +75,7 @@ def swingup_kernel(
 
     Terminates only with ``fall_angle > 0``: when a link tilts more than
     ``fall_angle`` from the vertical after both were within it at an earlier step.
+    With ``observe_turns``, writes the extras ``q / 2π`` (clipped to ±:data:`TURNS_LIMIT`).
     """
     upright, still, dist, success = upright_terms(x, options)
     inside = dist <= options.fall_angle
@@ -101,6 +105,9 @@ def swingup_kernel(
     shaped = w * height + (1.0 - w) * upright * still
     reward = ctrl * smooth * ((1.0 - lw) * shaped + lw * line)
     memory = SwingupMemory(was_up=was_up, a1=x.a1, a2=x.a2)
+    if options.observe_turns:
+        extras[0] = min(max(x.q1 / (2.0 * math.pi), -TURNS_LIMIT), TURNS_LIMIT)
+        extras[1] = min(max(x.q2 / (2.0 * math.pi), -TURNS_LIMIT), TURNS_LIMIT)
     return Outcome(reward, fell, success, dist), terms, memory
 
 
@@ -223,6 +230,11 @@ class SwingupTask(Task):
         draws none.
     push_turns : int
         The most turns the elbow of a push start is wound (``>= 0``).
+    observe_turns : bool
+        If true, the observation has two extras: each joint's angle in turns,
+        ``q1 / 2π`` and ``q2 / 2π``, clipped to ``±TURNS_LIMIT`` (16); the
+        sines and cosines do not show whole turns, which RealAIGym v3's pushes
+        act on (see ``wound_weight``). False (the default): no extras.
     fall_angle : float
         If positive, the episode terminates when either link tilts more than
         this from the vertical [rad] after both links were within it at an
@@ -278,6 +290,7 @@ class SwingupTask(Task):
     catch_speed: float = 1.0
     push_fraction: float = 0.0
     push_turns: int = 2
+    observe_turns: bool = False
     fall_angle: float = 0.0
 
     def __post_init__(self) -> None:
@@ -315,6 +328,8 @@ class SwingupTask(Task):
                 f"swingup task option push_turns must be an integer >= 0, got {self.push_turns!r}"
             )
         self.check_in_range(("push_turns",), 0.0)
+        # the per-instance extras (a class attribute of the other tasks)
+        object.__setattr__(self, "extras_size", 2 if self.observe_turns else 0)
         if self.explore_fraction + self.catch_fraction + self.push_fraction > 1.0:
             raise ValueError(
                 "swingup task options explore_fraction + catch_fraction + push_fraction must be "
@@ -348,6 +363,15 @@ class SwingupTask(Task):
                 held[1] += 2.0 * math.pi * push_turns(wound, self.push_turns)
                 return push(params, held, push_target(draws))
         return perturbed_state(rng, HANGING, self.init_angle_noise, self.init_speed_noise)
+
+    def extras_bounds(self, params: ArmParams) -> tuple[Array, Array]:
+        """With ``observe_turns``: the turns, within ``±TURNS_LIMIT``; else empty."""
+        high = np.full(self.extras_size, TURNS_LIMIT)
+        return -high, high
+
+    def extras_names(self) -> tuple[str, ...]:
+        """With ``observe_turns``: ``[q1_turns, q2_turns]`` (``q / 2π``); else none."""
+        return ("q1_turns", "q2_turns") if self.observe_turns else ()
 
     def render_items(
         self, params: ArmParams, state: Array, goal: Array, time: float

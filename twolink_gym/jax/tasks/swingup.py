@@ -14,7 +14,7 @@ from twolink_gym.jax.tasks.push import push, push_target, push_turns, wound
 from twolink_gym.kernel import Outcome
 from twolink_gym.tasks import SwingupTask
 from twolink_gym.tasks.base import HANGING, UPRIGHT
-from twolink_gym.tasks.swingup import SwingupMemory, SwingupTerms
+from twolink_gym.tasks.swingup import TURNS_LIMIT, SwingupMemory, SwingupTerms
 
 __all__ = ["SwingupTwin"]
 
@@ -59,7 +59,7 @@ class SwingupTwin(TaskTwin):
     def kernel(
         self, arm: Any, options: Any, x: Any, goal: jax.Array, memory: SwingupMemory
     ) -> tuple[Outcome, SwingupTerms, SwingupMemory, jax.Array]:
-        """The bounded reward, its factors, success, and the fall once up (``fall_angle > 0``)."""
+        """The bounded reward, its factors, success, the fall once up (``fall_angle > 0``), the turns."""
         upright, still, dist, success = upright_terms(x, options)
         inside = dist <= options.fall_angle
         fell = (options.fall_angle > 0.0) & (memory.was_up > 0.0) & jnp.logical_not(inside)
@@ -84,9 +84,9 @@ class SwingupTwin(TaskTwin):
         shaped = w * height + (1.0 - w) * upright * still
         reward = ctrl * smooth * ((1.0 - lw) * shaped + lw * line)
         memory = named(SwingupMemory, was_up=was_up, a1=x.a1, a2=x.a2)
-        return (
-            named(Outcome, reward, fell, success, dist),
-            terms,
-            memory,
-            jnp.zeros((0,), dist.dtype),
-        )
+        if self.task.extras_size:  # observe_turns (static: the task object's)
+            turns = jnp.stack([x.q1, x.q2]) / (2.0 * jnp.pi)
+            extras = jnp.clip(turns, -TURNS_LIMIT, TURNS_LIMIT).astype(dist.dtype)
+        else:
+            extras = jnp.zeros((0,), dist.dtype)
+        return named(Outcome, reward, fell, success, dist), terms, memory, extras
