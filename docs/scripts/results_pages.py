@@ -1224,6 +1224,22 @@ REALAIGYM_GROUPS = (
         ),
     ),
     BoardGroup(
+        "realaigym/pendubot_jax_sac_v3_push",
+        "Pendubot, SAC trained in JAX for v3 with the line in its reward and push starts, "
+        "`configs/realaigym_pendubot_jax_sac_v3_push.yaml`",
+        "pendubot",
+        _board_commands(
+            "realaigym/pendubot_jax_sac_v3_push",
+            "pendubot",
+            "realaigym_pendubot_jax_sac_v3_push",
+            "realaigym_pendubot_jax_sac_v3_push",
+            "0 1 2",
+            None,
+            v3=True,
+            at_once=True,
+        ),
+    ),
+    BoardGroup(
         "realaigym/acrobot_jax_sac_v3_line",
         "Acrobot, SAC trained in JAX for v3 with the line in its reward, "
         "`configs/realaigym_acrobot_jax_sac_v3_line.yaml`",
