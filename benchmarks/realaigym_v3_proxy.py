@@ -26,7 +26,7 @@ import numpy as np
 from twolink_gym.integrators import step
 from twolink_gym.realaigym.arm import arm, from_realaigym_state, to_realaigym_state
 from twolink_gym.realaigym.controllers import VARIANTS
-from twolink_gym.realaigym.protocol import DT, PolicyRunner, make_policy_env
+from twolink_gym.realaigym.protocol import DT, PolicyRunner, decision_steps, make_policy_env
 from twolink_gym.realaigym.scoring import above_line, read_csv
 from twolink_gym.realaigym.v3 import (
     LINKS,
@@ -66,16 +66,18 @@ def uptime_fraction(
     name: str, robot: str, starts: np.ndarray, horizon: float, **gains: float
 ) -> np.ndarray:
     """Fraction of ``horizon`` [s] the tip is above the line, per start state ``(n,)``."""
-    own, cls, base, _alpha = VARIANTS[name]
-    if own != robot:
-        raise ValueError(f"variant {name!r} drives the {own}, not the {robot}")
-    env = make_policy_env(robot)
-    runner = PolicyRunner(cls.from_env(env, **{**base, **gains}), env.sim)
+    variant = VARIANTS[name]
+    if variant.robot != robot:
+        raise ValueError(f"variant {name!r} drives the {variant.robot}, not the {robot}")
+    env = make_policy_env(robot, dt=variant.dt)
+    controller = variant.controller_class().from_env(env, **{**variant.gains, **gains})
+    runner = PolicyRunner(controller, env.sim, decision_steps(variant.dt))
     y, state = starts.copy(), None
     up = np.zeros(len(y))
     steps = round(horizon / DT)
     for k in range(steps):
-        tau, state = runner.command(y, state, k == 0)
+        if k % runner.decision_steps == 0:  # the command is held between decisions
+            tau, state = runner.command(y, state, k == 0)
         up += above_line(y[:, :2] + [math.pi / 2, 0.0], LINKS)  # their angles
         y = step(PLANT, y, np.clip(tau, -TORQUE_LIMIT, TORQUE_LIMIT), DT, 1)
     return up / steps

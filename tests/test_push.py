@@ -270,7 +270,7 @@ def _trig(angle: float) -> tuple[float, float]:
 
 def test_the_v3_protocol_shows_an_agent_its_turns() -> None:
     """The board's runner encodes the measured state with the agent's extras: its turns."""
-    from twolink_gym.realaigym.protocol import PolicyRunner, make_policy_env
+    from twolink_gym.realaigym.protocol import PolicyRunner
     from twolink_gym.simulation import Simulation
 
     seen = []
@@ -280,10 +280,9 @@ def test_the_v3_protocol_shows_an_agent_its_turns() -> None:
             seen.append(np.array(obs))
             return np.zeros((obs.shape[0], 1)), state
 
-    base = make_policy_env("pendubot").sim
     sim = Simulation.create(
         task=SwingupTask(observe_turns=True),
-        params=base.params,
+        params=realaigym_arm(),
         dt=0.01,
         max_torque=6.0,
         actuation="pendubot",

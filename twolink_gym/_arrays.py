@@ -63,6 +63,23 @@ def positive_number(value: Any, name: str) -> float:
     return number
 
 
+def non_negative_number(value: Any, name: str) -> float:
+    """Return ``value`` as a float after checking it is a finite real number >= 0.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument, for a bool, a non-number, NaN, infinity or a value < 0.
+    """
+    message = f"{name} must be a finite number >= 0, got {value!r}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(message)
+    number = float(value)
+    if not (math.isfinite(number) and number >= 0):
+        raise ValueError(message)
+    return number
+
+
 def positive_integer(value: Any, name: str) -> int:
     """Return ``value`` as an int after checking it is an integer >= 1 (bools rejected).
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import jax
 import jax.numpy as jnp
@@ -42,10 +42,12 @@ from twolink_gym.realaigym.protocol import DT
 from twolink_gym.realaigym.scoring import HEIGHT_FRACTION
 from twolink_gym.realaigym.v3 import LINKS, PID_DT, PID_GAINS, STEPS, T_MAX, TORQUE_LIMIT
 
-__all__ = ["Policy", "Pushes", "Record", "pushes", "run", "score", "uptime"]
+__all__ = ["Policy", "Pushes", "Record", "StatefulPolicy", "pushes", "run", "score", "uptime"]
 
 #: A policy: the state ``(4,)`` in our angles [rad, rad/s] → joint torques ``(2,)`` [N·m].
 Policy = Callable[[jax.Array], jax.Array]
+#: A policy with a state of its own (a pytree): ``(x, memory) -> (torques (2,), memory)``.
+StatefulPolicy = Callable[[jax.Array, Any], tuple[jax.Array, Any]]
 
 
 class Pushes(NamedTuple):
@@ -97,6 +99,7 @@ class _Carry(NamedTuple):
     n_errors: jax.Array  # its errors so far
     calls: jax.Array  # steps the policy has driven
     command: jax.Array  # (2,) its held command
+    memory: Any  # a stateful policy's own state (None for a plain policy)
 
 
 def pushes(robot: str, seeds: Sequence[int | None] = (None,), dtype: Any = None) -> Pushes:
@@ -131,12 +134,13 @@ def _clock(steps: int) -> np.ndarray:
 
 
 def run(
-    policy: Policy,
+    policy: Policy | StatefulPolicy,
     schedule: Pushes,
     *,
     params: ArmParams | None = None,
     decision_steps: int = 1,
     steps: int = STEPS,
+    memory: Any = None,
 ) -> Record:
     """One v3 run of ``policy`` with the pushes of ``schedule`` (module notes).
 
@@ -145,7 +149,9 @@ def run(
     policy : callable
         ``policy(x) -> (τ1, τ2)``: the state ``(4,)`` in our angles → joint
         torques ``(2,)`` [N·m], a pure JAX function (the plant clips them to
-        ±6 N·m).
+        ±6 N·m). With ``memory``: ``policy(x, memory) -> ((τ1, τ2), memory)``, a
+        policy with a state of its own (:data:`StatefulPolicy`), called only on
+        the steps where it decides.
     schedule : Pushes
         One run's pushes (no leading axis; :func:`pushes` and index, or vmap).
     params : ArmParams, optional
@@ -156,6 +162,8 @@ def run(
         10 ms).
     steps : int
         Steps to run (:data:`~twolink_gym.realaigym.v3.STEPS` for the protocol).
+    memory : pytree, optional
+        A stateful policy's state at the start (None: ``policy`` is a plain one).
 
     Returns
     -------
@@ -185,6 +193,7 @@ def run(
         n_errors=jnp.zeros((), jnp.int32),
         calls=jnp.zeros((), jnp.int32),
         command=zeros2,
+        memory=memory,
     )
 
     def step(c: _Carry, inputs: tuple[Any, ...]) -> tuple[_Carry, tuple[Any, ...]]:
@@ -201,7 +210,17 @@ def run(
         push = pid + jnp.stack([g1, g2])
         # the policy, asked on its every decision_steps-th step
         asks = jnp.logical_not(resetting) & (c.calls % decision_steps == 0)
-        command = jnp.where(asks, jnp.asarray(policy(x), dtype).reshape(2), c.command)
+        if memory is None:
+            plain = cast(Policy, policy)
+            command = jnp.where(asks, jnp.asarray(plain(x), dtype).reshape(2), c.command)
+            kept = c.memory
+        else:
+
+            def decide(_: Any) -> tuple[jax.Array, Any]:
+                torque, after = cast(StatefulPolicy, policy)(x, c.memory)
+                return jnp.asarray(torque, dtype).reshape(2), after
+
+            command, kept = jax.lax.cond(asks, decide, lambda _: (c.command, c.memory), None)
         u = jnp.where(resetting, push, command)
         nu = jnp.clip(c.nu + 1.0 * (u - c.nu), -limit, limit)
         q1, q2, dq1, dq2 = rk4(plant, x[0], x[1], x[2], x[3], nu[0], nu[1], dt, 1, coulomb)
@@ -213,6 +232,7 @@ def run(
             n_errors=jnp.where(resetting, n_errors, c.n_errors),
             calls=c.calls + jnp.logical_not(resetting).astype(jnp.int32),
             command=command,
+            memory=kept,
         )
         return carry, (t, x_rg, nu, resetting)
 

@@ -31,6 +31,8 @@ saturated at 6 N·m), which removes a push's excess energy, until the excess is 
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 from typing import Any
 
 import numpy as np
@@ -38,15 +40,17 @@ from numpy.typing import NDArray
 
 from twolink_gym.controllers import AcrobotSwingupController, PendubotSwingupController
 from twolink_gym.controllers.base import Controller
-from twolink_gym.realaigym.protocol import PolicyRunner, make_policy_env
+from twolink_gym.realaigym.protocol import DT, PolicyRunner, decision_steps, make_policy_env
 from twolink_gym.realaigym.trajopt import TRACKING_Q, TRACKING_R, TVLQRController
 
 __all__ = [
     "GLOBAL_BRAKE",
     "GLOBAL_CATCH",
+    "MPPI_SETTINGS",
     "TVLQR_GAINS",
     "VARIANTS",
     "LowPassPolicy",
+    "Variant",
     "variant_runner",
 ]
 
@@ -68,9 +72,72 @@ GLOBAL_BRAKE: dict[str, dict[str, float]] = {
     "acrobot": {"brake_level": 2.0, "brake_exit": 0.5, "brake_gain": 1.0},
 }
 
-#: Named variants: ``name -> (robot, controller class, gains, alpha)`` (``alpha = 1``: no filter).
-VARIANTS: dict[str, tuple[str, type[Controller], dict[str, Any], float]] = {
-    "realaigym_pendubot_swingup": (
+
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    """A named controller for RealAIGym's arm.
+
+    Attributes
+    ----------
+    robot : {"acrobot", "pendubot"}
+        The board it drives.
+    controller : type or str
+        A :class:`~twolink_gym.controllers.base.Controller` subclass, or its
+        ``"module:Class"`` path for one whose module needs an optional extra
+        (imported when the variant is built).
+    gains : dict
+        Its keyword arguments (``from_env``).
+    alpha : float
+        The low-pass filter's gain (:class:`LowPassPolicy`; 1: no filter).
+    dt : float
+        Its decision period [s], a multiple of the protocol's 2 ms step.
+    """
+
+    robot: str
+    controller: type[Controller] | str
+    gains: dict[str, Any]
+    alpha: float = 1.0
+    dt: float = DT
+
+    def controller_class(self) -> type[Controller]:
+        """The controller class (imported from its path if given as one)."""
+        if not isinstance(self.controller, str):
+            return self.controller
+        module, _, name = self.controller.partition(":")
+        cls: type[Controller] = getattr(importlib.import_module(module), name)
+        return cls
+
+
+#: The MPPI variants' planners per robot (:class:`twolink_gym.jax.mppi.MPPISettings`): 1,024
+#: samples of 50 decisions of 10 ms (0.5 s), the terminal cost three times the catch LQR's
+#: cost-to-go. The acrobot's are the first settings tried; the pendubot's sigma and
+#: temperature were chosen on held-out v3 push schedules (docs/realaigym.md).
+MPPI_SETTINGS: dict[str, dict[str, Any]] = {
+    "acrobot": {
+        "samples": 1024,
+        "horizon": 50,
+        "sigma": 2.0,
+        "temperature": 0.1,
+        "angle_weight": 10.0,
+        "speed_weight": 0.1,
+        "torque_weight": 0.01,
+        "terminal_weight": 3.0,
+    },
+    "pendubot": {
+        "samples": 1024,
+        "horizon": 50,
+        "sigma": 3.0,
+        "temperature": 0.05,
+        "angle_weight": 10.0,
+        "speed_weight": 0.1,
+        "torque_weight": 0.01,
+        "terminal_weight": 3.0,
+    },
+}
+
+#: Named variants (:class:`Variant`).
+VARIANTS: dict[str, Variant] = {
+    "realaigym_pendubot_swingup": Variant(
         "pendubot",
         PendubotSwingupController,
         {
@@ -83,7 +150,7 @@ VARIANTS: dict[str, tuple[str, type[Controller], dict[str, Any], float]] = {
         },
         0.1416,
     ),
-    "realaigym_acrobot_swingup": (
+    "realaigym_acrobot_swingup": Variant(
         "acrobot",
         AcrobotSwingupController,
         {
@@ -98,12 +165,12 @@ VARIANTS: dict[str, tuple[str, type[Controller], dict[str, Any], float]] = {
         0.3594,
     ),
     # the trajectory-optimised swing-up with TVLQR (twolink_gym.realaigym.trajopt)
-    "realaigym_acrobot_tvlqr": ("acrobot", TVLQRController, TVLQR_GAINS, 1.0),
-    "realaigym_pendubot_tvlqr": ("pendubot", TVLQRController, TVLQR_GAINS, 1.0),
+    "realaigym_acrobot_tvlqr": Variant("acrobot", TVLQRController, TVLQR_GAINS),
+    "realaigym_pendubot_tvlqr": Variant("pendubot", TVLQRController, TVLQR_GAINS),
     # global swing-ups for the v3 board (twolink_gym.realaigym.v3): braking above the
     # upright's energy, energy pumping from wherever a push leaves the arm, caught by the
     # LQR of GLOBAL_CATCH with a look-ahead
-    "realaigym_pendubot_global": (
+    "realaigym_pendubot_global": Variant(
         "pendubot",
         PendubotSwingupController,
         {
@@ -119,7 +186,7 @@ VARIANTS: dict[str, tuple[str, type[Controller], dict[str, Any], float]] = {
         },
         1.0,
     ),
-    "realaigym_acrobot_global": (
+    "realaigym_acrobot_global": Variant(
         "acrobot",
         AcrobotSwingupController,
         {
@@ -134,6 +201,30 @@ VARIANTS: dict[str, tuple[str, type[Controller], dict[str, Any], float]] = {
             **GLOBAL_BRAKE["acrobot"],
         },
         1.0,
+    ),
+    # MPPI on the JAX twin with the catch LQR of GLOBAL_CATCH, deciding every 10 ms
+    # (twolink_gym.jax.mppi; the jax extra)
+    "realaigym_pendubot_mppi": Variant(
+        "pendubot",
+        "twolink_gym.jax.mppi:MPPIController",
+        {
+            "settings": MPPI_SETTINGS["pendubot"],
+            "catch_level": 120.0,
+            "release_level": 4500.0,
+            **GLOBAL_CATCH,
+        },
+        dt=0.01,
+    ),
+    "realaigym_acrobot_mppi": Variant(
+        "acrobot",
+        "twolink_gym.jax.mppi:MPPIController",
+        {
+            "settings": MPPI_SETTINGS["acrobot"],
+            "catch_level": 120.0,
+            "release_level": 4500.0,
+            **GLOBAL_CATCH,
+        },
+        dt=0.01,
     ),
 }
 
@@ -184,9 +275,10 @@ def variant_runner(name: str, robot: str) -> PolicyRunner:
     """
     if name not in VARIANTS:
         raise ValueError(f"variant must be one of {sorted(VARIANTS)}, got {name!r}")
-    own, cls, gains, alpha = VARIANTS[name]
-    if own != robot:
-        raise ValueError(f"variant {name!r} drives the {own}, not the {robot}")
-    env = make_policy_env(robot)
-    controller = cls.from_env(env, **gains)
-    return PolicyRunner(controller if alpha == 1.0 else LowPassPolicy(controller, alpha), env.sim)
+    variant = VARIANTS[name]
+    if variant.robot != robot:
+        raise ValueError(f"variant {name!r} drives the {variant.robot}, not the {robot}")
+    env = make_policy_env(robot, dt=variant.dt)
+    controller = variant.controller_class().from_env(env, **variant.gains)
+    policy = controller if variant.alpha == 1.0 else LowPassPolicy(controller, variant.alpha)
+    return PolicyRunner(policy, env.sim, decision_steps(variant.dt))
