@@ -1,7 +1,7 @@
 """The MPPI controller (:mod:`twolink_gym.jax.mppi`) and its RealAIGym variants.
 
 Checked against sources outside the planner: the numpy LQR design (its catch), RealAIGym's
-own tip height and the compiled v3 run (:func:`twolink_gym.realaigym.v3.run_v3`, numba
+own tip height and RK4 (tests/test_realaigym_v3.py) and the compiled v3 run (:func:`twolink_gym.realaigym.v3.run_v3`, numba
 kernels and a Python supervisor, which tests/test_realaigym_v3.py holds to the publisher's
 run) for its swing-up and for the JAX run of :mod:`twolink_gym.jax.realaigym_v3` with a
 stateful policy.
@@ -17,6 +17,7 @@ import pytest
 jax = pytest.importorskip("jax")
 
 from test_realaigym_global import their_tip_height  # noqa: E402
+from test_realaigym_v3 import their_rk4  # noqa: E402
 
 from twolink_gym.jax import realaigym_v3 as jv3  # noqa: E402
 from twolink_gym.jax.mppi import MPPIController, MPPISettings  # noqa: E402
@@ -54,18 +55,21 @@ def test_the_catch_is_the_upright_lqr_at_any_turn(robot: str, motor: int) -> Non
 
 
 def test_the_pendubot_variant_swings_up_from_rest_and_holds() -> None:
-    # the shipped variant on the compiled v3 plant (RealAIGym's arm, ±6 N·m, 2 ms RK4) before
-    # the first push (3.806 s): the tip (their height) is above 0.45 m within 1.5 s and for
-    # the whole last second; the passive elbow gets no torque
+    # the shipped variant on the compiled v3 plant (RealAIGym's arm, ±6 N·m, 2 ms RK4) through
+    # the first push (3.806-4.006 s): the tip (their height) is above 0.45 m within 1.5 s and
+    # for the whole last second before the push; the passive elbow gets no torque outside the
+    # push; every step replays through RealAIGym's own RK4 with the applied torque
     runner = variant_runner("realaigym_pendubot_mppi", "pendubot")
     assert runner.decision_steps == 5
-    run = run_v3(runner, "pendubot", steps=1800)
-    assert not run.pushed.any()
-    height = their_tip_height(run.trajectory.x)
-    first_up = np.flatnonzero(height > 0.45)[0] * 0.002
-    assert first_up < 1.5
-    assert np.all(height[-500:] > 0.45), height[-500:].min()
-    np.testing.assert_array_equal(run.trajectory.u[:, 1], 0.0)
+    run = run_v3(runner, "pendubot", steps=2200)
+    x, u, t = run.trajectory.x, run.trajectory.u, run.trajectory.t
+    height = their_tip_height(x)
+    assert np.flatnonzero(height > 0.45)[0] * 0.002 < 1.5
+    last_second = (t >= 2.8) & (t < 3.8)
+    assert np.all(height[last_second] > 0.45), height[last_second].min()
+    assert run.pushed.sum() in (100, 101) and not run.pushed[t < 3.8].any()
+    np.testing.assert_array_equal(u[~run.pushed, 1], 0.0)
+    np.testing.assert_allclose(their_rk4(x, u), np.vstack([x[1:], run.final]), rtol=0, atol=1e-12)
 
 
 def observed(x: jax.Array) -> jax.Array:
