@@ -5,7 +5,7 @@ Runs a RealAIGym MPPI variant (:data:`twolink_gym.realaigym.controllers.VARIANTS
 (:func:`twolink_gym.jax.realaigym_v3.run`, float32 unless ``--x64``) for every pair of a push
 schedule (``--pushes-seeds``: held-out schedules; ``board`` is the ICRA 2025 one) and a
 noise seed of the planner (``--noise-seeds``), one compiled function for all, and prints each
-run's score, then per schedule and over all runs the mean, the worst run and the best.
+run's score, then over all runs the mean, the worst run and the best.
 ``--set KEY=VALUE`` overrides a planner setting (:class:`~twolink_gym.jax.mppi.MPPISettings`)
 or ``catch_level`` / ``release_level``. Choose settings on held-out schedules; the board
 itself is run by ``twolink realaigym v3 VARIANT --robot R --out DIR`` (the compiled plant,
@@ -54,8 +54,7 @@ def main() -> None:
         jax.config.update("jax_enable_x64", True)
     from twolink_gym.jax import realaigym_v3 as jv3
     from twolink_gym.jax.mppi import MPPIController, MPPISettings
-    from twolink_gym.realaigym.controllers import VARIANTS
-    from twolink_gym.realaigym.protocol import decision_steps, make_policy_env
+    from twolink_gym.realaigym.controllers import VARIANTS, variant_runner
 
     if args.variant not in VARIANTS:
         parser.error(f"variant must be one of {sorted(VARIANTS)}, got {args.variant!r}")
@@ -70,8 +69,8 @@ def main() -> None:
         if not sep or key not in fields | {"catch_level", "release_level"}:
             parser.error(f"--set takes KEY=VALUE with KEY in {sorted(fields)} or the levels")
         (settings if key in fields else gains)[key] = parse_value(value)
-    env = make_policy_env(args.robot, dt=variant.dt)
-    controller = MPPIController.from_env(env, settings=settings, **gains)
+    runner = variant_runner(args.variant, args.robot, **{**gains, "settings": settings})
+    controller = runner.predictor
 
     pushes_seeds = [None if s == "board" else int(s) for s in args.pushes_seeds]
     schedules = jv3.pushes(args.robot, pushes_seeds)
@@ -82,7 +81,7 @@ def main() -> None:
         record = jv3.run(
             controller.decide,
             schedule,
-            decision_steps=decision_steps(variant.dt),
+            decision_steps=runner.decision_steps,
             memory=memory,
         )
         return jv3.score(record)

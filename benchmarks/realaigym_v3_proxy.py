@@ -25,8 +25,8 @@ import numpy as np
 
 from twolink_gym.integrators import step
 from twolink_gym.realaigym.arm import arm, from_realaigym_state, to_realaigym_state
-from twolink_gym.realaigym.controllers import VARIANTS
-from twolink_gym.realaigym.protocol import DT, PolicyRunner, decision_steps, make_policy_env
+from twolink_gym.realaigym.controllers import VARIANTS, variant_runner
+from twolink_gym.realaigym.protocol import DT
 from twolink_gym.realaigym.scoring import above_line, read_csv
 from twolink_gym.realaigym.v3 import (
     LINKS,
@@ -66,12 +66,7 @@ def uptime_fraction(
     name: str, robot: str, starts: np.ndarray, horizon: float, **gains: float
 ) -> np.ndarray:
     """Fraction of ``horizon`` [s] the tip is above the line, per start state ``(n,)``."""
-    variant = VARIANTS[name]
-    if variant.robot != robot:
-        raise ValueError(f"variant {name!r} drives the {variant.robot}, not the {robot}")
-    env = make_policy_env(robot, dt=variant.dt)
-    controller = variant.controller_class().from_env(env, **{**variant.gains, **gains})
-    runner = PolicyRunner(controller, env.sim, decision_steps(variant.dt))
+    runner = variant_runner(name, robot, **gains)
     y, state = starts.copy(), None
     up = np.zeros(len(y))
     steps = round(horizon / DT)

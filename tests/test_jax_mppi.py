@@ -1,10 +1,10 @@
 """The MPPI controller (:mod:`twolink_gym.jax.mppi`) and its RealAIGym variants.
 
 Checked against sources outside the planner: the numpy LQR design (its catch), RealAIGym's
-own tip height and RK4 (tests/test_realaigym_v3.py) and the compiled v3 run (:func:`twolink_gym.realaigym.v3.run_v3`, numba
-kernels and a Python supervisor, which tests/test_realaigym_v3.py holds to the publisher's
-run) for its swing-up and for the JAX run of :mod:`twolink_gym.jax.realaigym_v3` with a
-stateful policy.
+own tip height and RK4 (tests/test_realaigym_v3.py) and the compiled v3 run
+(:func:`twolink_gym.realaigym.v3.run_v3`, numba kernels and a Python supervisor, which
+tests/test_realaigym_v3.py holds to the publisher's run) for its swing-up and for the JAX
+run of :mod:`twolink_gym.jax.realaigym_v3` with a stateful policy.
 """
 
 from __future__ import annotations

@@ -200,9 +200,9 @@ class MPPIController(Controller):
         if settings is None:
             settings = MPPISettings()
         elif isinstance(settings, Mapping):
-            unknown = sorted(set(settings) - {f.name for f in dataclasses.fields(MPPISettings)})
+            allowed = [f.name for f in dataclasses.fields(MPPISettings)]
+            unknown = sorted(set(settings) - set(allowed))
             if unknown:
-                allowed = [f.name for f in dataclasses.fields(MPPISettings)]
                 raise ValueError(f"settings has unknown key(s) {unknown}; allowed: {allowed}")
             settings = MPPISettings(**settings)
         self.settings = settings
@@ -310,8 +310,8 @@ class MPPIController(Controller):
         and :class:`MPPIMemory`: jittable, vmappable, and the stateful policy of
         :func:`twolink_gym.jax.realaigym_v3.run` (with :meth:`initial_memory`).
         """
-        torques, after = self._decide_one(x, memory)
-        return torques, after
+        decision: tuple[jax.Array, MPPIMemory] = self._decide_one(x, memory)
+        return decision
 
     def _torque(
         self, decoded: DecodedObservation, state: Any, episode_start: NDArray[np.bool_]

@@ -265,8 +265,17 @@ class LowPassPolicy:
         return self._action.copy(), state
 
 
-def variant_runner(name: str, robot: str) -> PolicyRunner:
+def variant_runner(name: str, robot: str, **overrides: Any) -> PolicyRunner:
     """The variant ``name`` (a key of :data:`VARIANTS`) on the board of ``robot``.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`VARIANTS`.
+    robot : {"acrobot", "pendubot"}
+        The board.
+    **overrides
+        Keyword arguments of the controller replacing the variant's (for tuning).
 
     Raises
     ------
@@ -279,6 +288,6 @@ def variant_runner(name: str, robot: str) -> PolicyRunner:
     if variant.robot != robot:
         raise ValueError(f"variant {name!r} drives the {variant.robot}, not the {robot}")
     env = make_policy_env(robot, dt=variant.dt)
-    controller = variant.controller_class().from_env(env, **variant.gains)
+    controller = variant.controller_class().from_env(env, **{**variant.gains, **overrides})
     policy = controller if variant.alpha == 1.0 else LowPassPolicy(controller, variant.alpha)
     return PolicyRunner(policy, env.sim, decision_steps(variant.dt))
