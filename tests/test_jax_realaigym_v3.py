@@ -108,6 +108,32 @@ def test_a_policy_deciding_every_fifth_step_runs_as_the_runner(robot: str) -> No
         assert len(changes) > 100 and np.all(changes % 5 == 0)
 
 
+def test_run_with_memory_returns_what_a_stateful_policy_gathered() -> None:
+    # a policy that writes down each state it is asked at: it is asked on every fifth step the
+    # push does not drive, counted from the record's own push flags, at the states the record
+    # holds there (RealAIGym's angles in the record, ours for the policy: q1 - π/2)
+    size = 600
+    plain = jax_damping("pendubot")
+
+    def policy(x: Any, memory: Any) -> Any:
+        count, states = memory
+        return plain(x), (count + 1, states.at[jnp.minimum(count, size - 1)].set(x))
+
+    with jax.enable_x64(True):
+        start = (jnp.asarray(0), jnp.zeros((size, 4)))
+        schedule = one(jv3.pushes("pendubot"))
+        record, (count, states) = jv3.run_with_memory(
+            policy, schedule, decision_steps=5, steps=2500, memory=start
+        )
+        again = jv3.run(policy, schedule, decision_steps=5, steps=2500, memory=start)
+    free = np.flatnonzero(~np.asarray(record.pushed))
+    asked = free[::5]
+    assert np.asarray(record.pushed).any() and int(count) == len(asked) < size
+    expected = np.asarray(record.x)[asked] - np.array([np.pi / 2, 0.0, 0.0, 0.0])
+    np.testing.assert_allclose(np.asarray(states)[: len(asked)], expected, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(np.asarray(again.x), np.asarray(record.x))
+
+
 def test_pushes_are_the_schedules_of_the_seeds() -> None:
     # each push drives the steps from the first at or after its time, for 100 or 101 steps
     # (its timer passes 0.2 s), towards its target; the steps between pushes are the policy's

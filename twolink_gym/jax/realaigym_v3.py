@@ -42,7 +42,17 @@ from twolink_gym.realaigym.protocol import DT
 from twolink_gym.realaigym.scoring import HEIGHT_FRACTION
 from twolink_gym.realaigym.v3 import LINKS, PID_DT, PID_GAINS, STEPS, T_MAX, TORQUE_LIMIT
 
-__all__ = ["Policy", "Pushes", "Record", "StatefulPolicy", "pushes", "run", "score", "uptime"]
+__all__ = [
+    "Policy",
+    "Pushes",
+    "Record",
+    "StatefulPolicy",
+    "pushes",
+    "run",
+    "run_with_memory",
+    "score",
+    "uptime",
+]
 
 #: A policy: the state ``(4,)`` in our angles [rad, rad/s] → joint torques ``(2,)`` [N·m].
 Policy = Callable[[jax.Array], jax.Array]
@@ -144,6 +154,9 @@ def run(
 ) -> Record:
     """One v3 run of ``policy`` with the pushes of ``schedule`` (module notes).
 
+    :func:`run_with_memory` is the same run that also returns a stateful policy's
+    state at the end.
+
     Parameters
     ----------
     policy : callable
@@ -169,6 +182,26 @@ def run(
     -------
     Record
         In the dtype of ``schedule.targets``.
+    """
+    record, _ = run_with_memory(
+        policy, schedule, params=params, decision_steps=decision_steps, steps=steps, memory=memory
+    )
+    return record
+
+
+def run_with_memory(
+    policy: Policy | StatefulPolicy,
+    schedule: Pushes,
+    *,
+    params: ArmParams | None = None,
+    decision_steps: int = 1,
+    steps: int = STEPS,
+    memory: Any = None,
+) -> tuple[Record, Any]:
+    """:func:`run`, and the policy's state after its last decision (``memory`` if plain: None).
+
+    What a stateful policy gathered over the run comes back with it (the
+    states it was asked at and what it answered, for learning from them).
     """
     if int(decision_steps) != decision_steps or decision_steps < 1:
         raise ValueError(f"decision_steps must be an integer >= 1, got {decision_steps!r}")
@@ -237,8 +270,8 @@ def run(
         return carry, (t, x_rg, nu, resetting)
 
     inputs = (clock, schedule.pushed[:steps], schedule.targets[:steps])
-    _, (t, x, u, pushed) = jax.lax.scan(step, start, inputs)
-    return Record(t=t, x=x, u=u, pushed=pushed)
+    end, (t, x, u, pushed) = jax.lax.scan(step, start, inputs)
+    return Record(t=t, x=x, u=u, pushed=pushed), end.memory
 
 
 def uptime(record: Record) -> jax.Array:

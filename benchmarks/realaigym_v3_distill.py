@@ -1,0 +1,304 @@
+r"""An MPPI variant distilled into a neural policy by DAgger on the JAX twin's v3 runs (an experiment).
+
+For each seed, a multilayer perceptron learns to imitate a RealAIGym MPPI variant
+(:data:`twolink_gym.realaigym.controllers.VARIANTS`, :class:`twolink_gym.jax.mppi.MPPIController`)
+by DAgger (Ross, Gordon and Bagnell, AISTATS 2011) on v3 runs of the JAX twin
+(:func:`twolink_gym.jax.realaigym_v3.run_with_memory`, float32). Each round runs ``--runs``
+push schedules of their own (seeds ``1000 + 100·seed + i``: neither the board's nor the
+selection's) with the planner in the loop: at each decision the planner's torque is
+applied with probability ``β`` (1 in the first round, then 0.5, 0.25, then 0), the
+network's otherwise, and the planner's torque at every state it was asked is kept as a
+label. The network sees the state as the config's env observes it (``--config``: the
+observation of the SAC configs), normalised by the mean and variance of all labelled
+observations so far; its hidden layers are relu, its head tanh (jax_export's "tanh"
+output); after each round it is fitted to all labels so far (mean squared error on the
+normalised torque, Adam, ``--fit-steps`` minibatches of 512). Each round's network runs on
+the ``--select-seeds`` schedules; the round with the best mean is the seed's choice, and
+only that network runs on the board's schedule (the ICRA 2025 one), so the board chooses
+nothing. The planner's noise differs per run.
+
+Writes ``OUT/seed_S/round_K/policy.npz`` (:class:`~twolink_gym.training.jax_export.NumpyPolicy`'s
+format), ``OUT/seed_S/log.json`` (each round's data size, fit loss, scores of the runs it
+collected and of the selection runs) and, after the last round, ``OUT/seed_S/result.json``;
+a seed stopped between rounds resumes from ``OUT/seed_S/state.npz`` (run the same command).
+Prints every finished seed in ``OUT``, the mean and the worst. Seeds can run in separate
+processes with the same ``OUT``.
+
+Usage::
+
+    python benchmarks/realaigym_v3_distill.py realaigym_pendubot_mppi --robot pendubot \
+        --config configs/realaigym_pendubot_jax_sac_v3_push.yaml --seeds 0 --out DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: The held-out schedules that choose each seed's round.
+SELECT_SEEDS = (101, 102, 103, 104, 105, 106, 107, 108)
+
+
+def beta(round_index: int) -> float:
+    """The probability that the planner's torque is applied in round ``round_index``."""
+    return 1.0 if round_index == 0 else max(0.0, 0.5 - 0.25 * (round_index - 1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("variant", help="an MPPI variant, e.g. realaigym_pendubot_mppi")
+    parser.add_argument("--robot", choices=("acrobot", "pendubot"), required=True)
+    parser.add_argument("--config", required=True, help="a jax_* config: the observation")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0])
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--runs", type=int, default=6, help="v3 runs a round")
+    parser.add_argument("--fit-steps", type=int, default=6000)
+    parser.add_argument("--hidden", nargs="+", type=int, default=[256, 256])
+    parser.add_argument("--select-seeds", nargs="+", type=int, default=list(SELECT_SEEDS))
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    for name in ("rounds", "runs", "fit_steps"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be >= 1")
+
+    import jax
+    import jax.numpy as jnp
+    import optax
+    from twolink_gym.training.config import load_config
+    from twolink_gym.training.jax_export import NumpyPolicy
+    from twolink_gym.training.jax_program import make_env
+    from twolink_gym.training.jax_v3_eval import agent_torque
+
+    from twolink_gym.jax import realaigym_v3 as jv3
+    from twolink_gym.jax.mppi import MPPIController
+    from twolink_gym.realaigym.controllers import VARIANTS, variant_runner
+    from twolink_gym.realaigym.v3 import STEPS
+
+    if args.variant not in VARIANTS:
+        parser.error(f"variant must be one of {sorted(VARIANTS)}, got {args.variant!r}")
+    variant = VARIANTS[args.variant]
+    if variant.robot != args.robot or variant.controller_class() is not MPPIController:
+        parser.error(f"{args.variant!r} is not an MPPI variant of the {args.robot}")
+    cfg = load_config(args.config)
+    if cfg.env.actuation != args.robot:
+        parser.error(f"{args.config} is a {cfg.env.actuation} config, not a {args.robot} one")
+    runner = variant_runner(args.variant, args.robot)
+    planner = runner.predictor
+    assert isinstance(planner, MPPIController)
+    steps = runner.decision_steps
+    env, env_params = make_env(cfg.env.nominal())
+    motor = planner.active
+    scale = float(env_params.max_torque[motor])
+    key0 = jax.random.PRNGKey(0)
+
+    def encode(x: Any) -> Any:
+        return env.reset_env(key0, env_params, {"state": x})[0]
+
+    obs_dim = int(encode(jnp.zeros(4)).shape[0])
+    capacity = STEPS // steps + 1  # decisions a run at most
+
+    def act(ts: Any, obs: Any) -> Any:
+        layers, mean, var = ts
+        h = (obs - mean) / jnp.sqrt(var + 1e-8)
+        for w, b in layers[:-1]:
+            h = jax.nn.relu(h @ w + b)
+        w, b = layers[-1]
+        return jnp.tanh(h @ w + b)
+
+    torque = agent_torque(cfg, make_env, act)
+
+    def collecting(ts: Any, chance: Any) -> Any:
+        def policy(x: Any, memory: Any) -> Any:
+            plan, states, labels, count, key = memory
+            planned, plan = planner.decide(x, plan)
+            key, draw = jax.random.split(key)
+            applied = jnp.where(
+                jax.random.uniform(draw) < chance, planned.astype(x.dtype), torque(ts, x)
+            )
+            at = jnp.minimum(count, capacity - 1)
+            states = states.at[at].set(x)
+            labels = labels.at[at].set(planned[motor] / scale)
+            return applied, (plan, states, labels, count + 1, key)
+
+        return policy
+
+    @jax.jit
+    def collect(ts: Any, chance: Any, schedule: Any, noise: Any, key: Any) -> Any:
+        start = (
+            planner.initial_memory()._replace(seed=noise.astype(jnp.uint32)),
+            jnp.zeros((capacity, 4)),
+            jnp.zeros((capacity,)),
+            jnp.asarray(0),
+            key,
+        )
+        record, (_, states, labels, count, _) = jv3.run_with_memory(
+            collecting(ts, chance), schedule, decision_steps=steps, memory=start
+        )
+        return jv3.score(record), states, labels, count
+
+    @jax.jit
+    def scores(ts: Any, schedules: Any) -> Any:
+        def one(schedule: Any) -> Any:
+            return jv3.score(jv3.run(lambda x: torque(ts, x), schedule, decision_steps=steps))
+
+        return jax.vmap(one)(schedules)
+
+    optimiser = optax.adam(1e-3)
+
+    @jax.jit
+    def fit(layers: Any, opt_state: Any, mean: Any, var: Any, obs: Any, y: Any, key: Any) -> Any:
+        def loss(layers: Any, o: Any, target: Any) -> Any:
+            return jnp.mean((act((layers, mean, var), o)[:, 0] - target) ** 2)
+
+        def update(carry: Any, k: Any) -> Any:
+            layers, opt_state = carry
+            rows = jax.random.randint(k, (512,), 0, obs.shape[0])
+            value, grads = jax.value_and_grad(loss)(layers, obs[rows], y[rows])
+            changes, opt_state = optimiser.update(grads, opt_state, layers)
+            return (optax.apply_updates(layers, changes), opt_state), value
+
+        keys = jax.random.split(key, args.fit_steps)
+        (layers, opt_state), values = jax.lax.scan(update, (layers, opt_state), keys)
+        return layers, opt_state, values[-200:].mean()
+
+    def initial_layers(key: Any) -> list[tuple[Any, Any]]:
+        dims = [obs_dim, *args.hidden, 1]
+        layers = []
+        for i, (a, b) in enumerate(itertools.pairwise(dims)):
+            key, draw = jax.random.split(key)
+            w = jax.random.normal(draw, (a, b)) * jnp.sqrt(2.0 / a)
+            layers.append((w * 0.01 if i == len(dims) - 2 else w, jnp.zeros(b)))
+        return layers
+
+    def export(ts: Any) -> NumpyPolicy:
+        layers, mean, var = ts
+        arrays: dict[str, Any] = {}
+        for i, (w, b) in enumerate(layers):
+            arrays[f"kernel_{i}"], arrays[f"bias_{i}"] = np.asarray(w), np.asarray(b)
+        arrays.update(
+            activation="relu",
+            output="tanh",
+            action_low=np.full(1, -1.0, np.float32),
+            action_high=np.full(1, 1.0, np.float32),
+            obs_mean=np.asarray(mean, np.float32),
+            obs_var=np.asarray(var, np.float32),
+            obs_epsilon=np.float32(1e-8),
+        )
+        return NumpyPolicy(arrays, "DAgger")
+
+    select = jv3.pushes(args.robot, args.select_seeds)
+    board = jv3.pushes(args.robot, [None])
+    out = Path(args.out)
+    for seed in args.seeds:
+        folder = out / f"seed_{seed}"
+        folder.mkdir(parents=True, exist_ok=True)
+        key = jax.random.PRNGKey(seed)
+        key, draw = jax.random.split(key)
+        layers = initial_layers(draw)
+        opt_state = optimiser.init(layers)
+        obs = np.zeros((0, obs_dim), np.float32)
+        labels = np.zeros((0,), np.float32)
+        log: list[dict[str, Any]] = []
+        first = 0
+        state_file = folder / "state.npz"
+        if state_file.is_file():
+            saved = np.load(state_file)
+            leaves, tree = jax.tree.flatten((layers, opt_state))
+            layers, opt_state = jax.tree.unflatten(
+                tree, [jnp.asarray(saved[f"leaf_{j}"]) for j in range(len(leaves))]
+            )
+            obs, labels, key = saved["obs"], saved["labels"], jnp.asarray(saved["key"])
+            log = json.loads((folder / "log.json").read_text())
+            first = len(log)
+        mean = jnp.asarray(obs.mean(0)) if len(obs) else jnp.zeros(obs_dim)
+        var = jnp.asarray(obs.var(0)) if len(obs) else jnp.ones(obs_dim)
+        for r in range(first, args.rounds):
+            start = time.perf_counter()
+            seeds_r = [1000 + 100 * seed + args.runs * r + i for i in range(args.runs)]
+            train = jv3.pushes(args.robot, seeds_r)
+            collected = []
+            for i in range(args.runs):
+                key, draw = jax.random.split(key)
+                schedule = jax.tree.map(lambda a, i=i: a[i], train)
+                ts = (layers, mean, var)
+                score, states, y, count = collect(
+                    ts, beta(r), schedule, jnp.asarray(seeds_r[i]), draw
+                )
+                n = int(count)
+                obs = np.concatenate([obs, np.asarray(jax.vmap(encode)(states[:n]))])
+                labels = np.concatenate([labels, np.asarray(y[:n])])
+                collected.append(float(score))
+            mean, var = jnp.asarray(obs.mean(0)), jnp.asarray(obs.var(0))
+            key, draw = jax.random.split(key)
+            layers, opt_state, loss = fit(
+                layers, opt_state, mean, var, jnp.asarray(obs), jnp.asarray(labels), draw
+            )
+            selection = np.asarray(scores((layers, mean, var), select))
+            (folder / f"round_{r}").mkdir(exist_ok=True)
+            export((layers, mean, var)).save(folder / f"round_{r}" / "policy.npz")
+            log.append(
+                {
+                    "round": r,
+                    "beta": beta(r),
+                    "labels": len(labels),
+                    "loss": float(loss),
+                    "collected": collected,
+                    "selection": selection.tolist(),
+                    "selection_mean": float(selection.mean()),
+                    "seconds": time.perf_counter() - start,
+                }
+            )
+            leaves = jax.tree.leaves((layers, opt_state))
+            tmp = folder / "state.tmp.npz"
+            arrays: dict[str, Any] = {f"leaf_{j}": np.asarray(v) for j, v in enumerate(leaves)}
+            arrays.update(obs=obs, labels=labels, key=np.asarray(key))
+            np.savez(tmp, **arrays)
+            (folder / "log.json").write_text(json.dumps(log, indent=1) + "\n")
+            tmp.replace(state_file)
+            print(
+                f"seed {seed} round {r}: beta {beta(r):.2f}, {len(labels)} labels, loss "
+                f"{float(loss):.4f}, collected {np.mean(collected):.3f}, selection "
+                f"{selection.mean():.3f} ({log[-1]['seconds']:.0f} s)",
+                flush=True,
+            )
+        chosen = max(log, key=lambda row: row["selection_mean"])
+
+        best = _ts_of(NumpyPolicy.load(folder / f"round_{chosen['round']}" / "policy.npz"), jnp)
+        last = _ts_of(NumpyPolicy.load(folder / f"round_{log[-1]['round']}" / "policy.npz"), jnp)
+        board_score = float(scores(best, board)[0])
+        result = {
+            "seed": seed,
+            "round": chosen["round"],
+            "selection_mean": chosen["selection_mean"],
+            "board": board_score,
+            "board_last_round": float(scores(last, board)[0]),
+        }
+        (folder / "result.json").write_text(json.dumps(result, indent=1) + "\n")
+    results = [json.loads(p.read_text()) for p in sorted(out.glob("seed_*/result.json"))]
+    for row in results:
+        print(
+            f"seed {row['seed']}: round {row['round']} (selection {row['selection_mean']:.3f}), "
+            f"board {row['board']:.3f} (last round {row['board_last_round']:.3f})"
+        )
+    values = np.array([row["board"] for row in results])
+    print(f"{len(values)} seeds: board mean {values.mean():.3f}, worst {values.min():.3f}")
+
+
+def _ts_of(policy: Any, jnp: Any) -> Any:
+    """The network of an exported policy as ``act``'s parameters."""
+    arrays = policy.to_arrays()
+    n = sum(1 for name in arrays if name.startswith("kernel_"))
+    layers = [
+        (jnp.asarray(arrays[f"kernel_{i}"]), jnp.asarray(arrays[f"bias_{i}"])) for i in range(n)
+    ]
+    return layers, jnp.asarray(arrays["obs_mean"]), jnp.asarray(arrays["obs_var"])
+
+
+if __name__ == "__main__":
+    main()
