@@ -27,7 +27,7 @@ processes with the same ``OUT``.
 Usage::
 
     python benchmarks/realaigym_v3_distill.py realaigym_pendubot_mppi --robot pendubot \
-        --config configs/realaigym_pendubot_jax_sac_v3_push.yaml --seeds 0 --out DIR
+        --config configs/realaigym_pendubot_jax_sac_v3_push.yaml --seeds 0 [--samples 1024] --out DIR
 """
 
 from __future__ import annotations
@@ -60,6 +60,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=6, help="v3 runs a round")
     parser.add_argument("--fit-steps", type=int, default=6000)
     parser.add_argument("--hidden", nargs="+", type=int, default=[256, 256])
+    parser.add_argument(
+        "--samples", type=int, help="the planner's samples (default: the variant's)"
+    )
     parser.add_argument("--select-seeds", nargs="+", type=int, default=list(SELECT_SEEDS))
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
@@ -88,7 +91,10 @@ def main() -> None:
     cfg = load_config(args.config)
     if cfg.env.actuation != args.robot:
         parser.error(f"{args.config} is a {cfg.env.actuation} config, not a {args.robot} one")
-    runner = variant_runner(args.variant, args.robot)
+    overrides = {}
+    if args.samples is not None:
+        overrides["settings"] = {**variant.gains["settings"], "samples": args.samples}
+    runner = variant_runner(args.variant, args.robot, **overrides)
     planner = runner.predictor
     assert isinstance(planner, MPPIController)
     steps = runner.decision_steps
