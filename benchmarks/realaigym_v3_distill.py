@@ -74,7 +74,7 @@ def main() -> None:
     import jax.numpy as jnp
     import optax
     from twolink_gym.training.config import load_config
-    from twolink_gym.training.jax_export import NumpyPolicy
+    from twolink_gym.training.jax_export import NumpyPolicy, policy_of_layers
     from twolink_gym.training.jax_program import make_env
     from twolink_gym.training.jax_v3_eval import agent_torque
 
@@ -184,19 +184,7 @@ def main() -> None:
 
     def export(ts: Any) -> NumpyPolicy:
         layers, mean, var = ts
-        arrays: dict[str, Any] = {}
-        for i, (w, b) in enumerate(layers):
-            arrays[f"kernel_{i}"], arrays[f"bias_{i}"] = np.asarray(w), np.asarray(b)
-        arrays.update(
-            activation="relu",
-            output="tanh",
-            action_low=np.full(1, -1.0, np.float32),
-            action_high=np.full(1, 1.0, np.float32),
-            obs_mean=np.asarray(mean, np.float32),
-            obs_var=np.asarray(var, np.float32),
-            obs_epsilon=np.float32(1e-8),
-        )
-        return NumpyPolicy(arrays, "DAgger")
+        return policy_of_layers(layers, "relu", -1.0, 1.0, (mean, var), "tanh", "DAgger")
 
     select = jv3.pushes(args.robot, args.select_seeds)
     board = jv3.pushes(args.robot, [None])

@@ -30,20 +30,28 @@ the training run's running mean and variance of the observations
 (``NormalizeObservationsMixin``), frozen at the moment of saving.
 
 This module imports numpy alone: :func:`export_policy` builds the policy from
-a rejax actor's parameters (given as numpy arrays), and
+a rejax actor's parameters (given as numpy arrays), :func:`policy_of_layers` from
+any network's dense layers, and
 :mod:`~twolink_gym.training.jax_train` writes it from each seed's train state.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["ACTIVATIONS", "JAX_POLICY_FILE", "OUTPUTS", "NumpyPolicy", "export_policy"]
+__all__ = [
+    "ACTIVATIONS",
+    "JAX_POLICY_FILE",
+    "OUTPUTS",
+    "NumpyPolicy",
+    "export_policy",
+    "policy_of_layers",
+]
 
 #: The policy file of an agent trained with a ``jax_*`` algorithm.
 JAX_POLICY_FILE = "policy.npz"
@@ -220,18 +228,49 @@ def export_policy(
     actor_params : mapping
         ``train_state.actor_ts.params`` of one seed (JAX or numpy arrays).
     activation : str
-        ``agent_kwargs.activation`` (a key of :data:`~twolink_gym.training.jax_export.ACTIVATIONS`).
-    action_low, action_high : array
-        The action space's bounds ``(action_dim,)``.
+        ``agent_kwargs.activation``.
+    action_low, action_high, output
+        As :func:`policy_of_layers`.
     obs_rms : (mean, var) or None
         ``train_state.obs_rms_state``'s mean and variance ``(obs_dim,)`` if the
         observations were normalised.
+    """
+    return policy_of_layers(
+        _dense_layers(actor_params), activation, action_low, action_high, obs_rms, output
+    )
+
+
+def policy_of_layers(
+    layers: Sequence[tuple[Any, Any]],
+    activation: str,
+    action_low: Any,
+    action_high: Any,
+    obs_rms: tuple[Any, Any] | None,
+    output: str = "clip",
+    source: str = "rejax train state",
+) -> NumpyPolicy:
+    """The numpy policy of a network given as its dense layers (module notes).
+
+    Parameters
+    ----------
+    layers : sequence of (kernel, bias)
+        Input to output, ``(in, out)`` and ``(out,)`` (JAX or numpy arrays); the last is
+        the action head.
+    activation : str
+        The hidden layers' activation (a key of :data:`ACTIVATIONS`).
+    action_low, action_high : array
+        The action space's bounds ``(action_dim,)``.
+    obs_rms : (mean, var) or None
+        The observations' mean and variance ``(obs_dim,)`` if the network sees them
+        normalised.
     output : str
         A name of :data:`OUTPUTS`: ``"clip"`` for PPO's actor, ``"tanh"`` for SAC's.
+    source : str
+        Where the network comes from (for error messages).
     """
     arrays: dict[str, Any] = {}
-    for i, (k, b) in enumerate(_dense_layers(actor_params)):
-        arrays[f"kernel_{i}"], arrays[f"bias_{i}"] = k, b
+    for i, (k, b) in enumerate(layers):
+        arrays[f"kernel_{i}"], arrays[f"bias_{i}"] = np.asarray(k), np.asarray(b)
     arrays["activation"] = activation
     arrays["output"] = output
     dim = arrays[f"bias_{i}"].shape[0]
@@ -241,4 +280,4 @@ def export_policy(
         arrays["obs_mean"] = np.asarray(obs_rms[0], np.float32)
         arrays["obs_var"] = np.asarray(obs_rms[1], np.float32)
         arrays["obs_epsilon"] = np.float32(1e-8)  # rejax's NormalizeObservationsMixin
-    return NumpyPolicy(arrays, "rejax train state")
+    return NumpyPolicy(arrays, source)
