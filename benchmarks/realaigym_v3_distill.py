@@ -12,10 +12,14 @@ label. The network sees the state as the config's env observes it (``--config``:
 observation of the SAC configs), normalised by the mean and variance of all labelled
 observations so far; its hidden layers are relu, its head tanh (jax_export's "tanh"
 output); after each round it is fitted to all labels so far (mean squared error on the
-normalised torque, Adam, ``--fit-steps`` minibatches of 512). Each round's network runs on
-the ``--select-seeds`` schedules; the round with the best mean is the seed's choice, and
-only that network runs on the board's schedule (the ICRA 2025 one), so the board chooses
-nothing. The planner's noise differs per run.
+normalised torque, Adam at ``--lr``, ``--fit-steps`` minibatches of 512; with
+``--lr-schedule cosine`` the rate decays to 2 % of ``--lr`` in each round's fit, restarting
+with a fresh Adam state every round). With ``--final-hidden``, a network of those layers
+is then fitted afresh to all the labels (``--final-fit-steps``, cosine decay) as one more
+candidate, ``round_final``. Each candidate runs on the ``--select-seeds`` schedules; the
+one with the best mean is the seed's choice, and only that network runs on the board's
+schedule (the ICRA 2025 one), so the board chooses nothing. The planner's noise differs
+per run.
 
 Writes ``OUT/seed_S/round_K/policy.npz`` (:class:`~twolink_gym.training.jax_export.NumpyPolicy`'s
 format), ``OUT/seed_S/log.json`` (each round's data size, fit loss, scores of the runs it
@@ -27,7 +31,8 @@ processes with the same ``OUT``.
 Usage::
 
     python benchmarks/realaigym_v3_distill.py realaigym_pendubot_mppi --robot pendubot \
-        --config configs/realaigym_pendubot_jax_sac_v3_push.yaml --seeds 0 [--samples 1024] --out DIR
+        --config configs/realaigym_pendubot_jax_sac_v3_push.yaml --seeds 0 [--samples 1024] \
+        [--hidden 256 256 256 --lr-schedule cosine --final-hidden 512 512 512] --out DIR
 """
 
 from __future__ import annotations
@@ -60,15 +65,26 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=6, help="v3 runs a round")
     parser.add_argument("--fit-steps", type=int, default=6000)
     parser.add_argument("--hidden", nargs="+", type=int, default=[256, 256])
+    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--lr-schedule", choices=("constant", "cosine"), default="constant")
+    parser.add_argument(
+        "--final-hidden", nargs="+", type=int, help="also fit a fresh network of these layers"
+    )
+    parser.add_argument("--final-fit-steps", type=int, default=30000)
     parser.add_argument(
         "--samples", type=int, help="the planner's samples (default: the variant's)"
     )
     parser.add_argument("--select-seeds", nargs="+", type=int, default=list(SELECT_SEEDS))
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
-    for name in ("rounds", "runs", "fit_steps"):
+    for name in ("rounds", "runs", "fit_steps", "final_fit_steps"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1")
+    if not args.lr > 0:
+        parser.error(f"--lr must be > 0, got {args.lr}")
+    for name in ("hidden", "final_hidden"):
+        if any(width < 1 for width in getattr(args, name) or ()):
+            parser.error(f"--{name.replace('_', '-')} widths must be >= 1")
 
     import jax
     import jax.numpy as jnp
@@ -155,26 +171,38 @@ def main() -> None:
 
         return jax.vmap(one)(schedules)
 
-    optimiser = optax.adam(1e-3)
+    def cosine(steps: int) -> Any:
+        return optax.adam(optax.cosine_decay_schedule(args.lr, steps, alpha=0.02))
 
-    @jax.jit
-    def fit(layers: Any, opt_state: Any, mean: Any, var: Any, obs: Any, y: Any, key: Any) -> Any:
-        def loss(layers: Any, o: Any, target: Any) -> Any:
-            return jnp.mean((act((layers, mean, var), o)[:, 0] - target) ** 2)
+    optimiser = cosine(args.fit_steps) if args.lr_schedule == "cosine" else optax.adam(args.lr)
 
-        def update(carry: Any, k: Any) -> Any:
-            layers, opt_state = carry
-            rows = jax.random.randint(k, (512,), 0, obs.shape[0])
-            value, grads = jax.value_and_grad(loss)(layers, obs[rows], y[rows])
-            changes, opt_state = optimiser.update(grads, opt_state, layers)
-            return (optax.apply_updates(layers, changes), opt_state), value
+    def fitter(optimiser: Any, steps: int) -> Any:
+        """Adam on the mean squared error of the normalised torque, ``steps`` minibatches."""
 
-        keys = jax.random.split(key, args.fit_steps)
-        (layers, opt_state), values = jax.lax.scan(update, (layers, opt_state), keys)
-        return layers, opt_state, values[-200:].mean()
+        @jax.jit
+        def fit(
+            layers: Any, opt_state: Any, mean: Any, var: Any, obs: Any, y: Any, key: Any
+        ) -> Any:
+            def loss(layers: Any, o: Any, target: Any) -> Any:
+                return jnp.mean((act((layers, mean, var), o)[:, 0] - target) ** 2)
 
-    def initial_layers(key: Any) -> list[tuple[Any, Any]]:
-        dims = [obs_dim, *args.hidden, 1]
+            def update(carry: Any, k: Any) -> Any:
+                layers, opt_state = carry
+                rows = jax.random.randint(k, (512,), 0, obs.shape[0])
+                value, grads = jax.value_and_grad(loss)(layers, obs[rows], y[rows])
+                changes, opt_state = optimiser.update(grads, opt_state, layers)
+                return (optax.apply_updates(layers, changes), opt_state), value
+
+            keys = jax.random.split(key, steps)
+            (layers, opt_state), values = jax.lax.scan(update, (layers, opt_state), keys)
+            return layers, opt_state, values[-200:].mean()
+
+        return fit
+
+    fit = fitter(optimiser, args.fit_steps)
+
+    def initial_layers(key: Any, hidden: list[int]) -> list[tuple[Any, Any]]:
+        dims = [obs_dim, *hidden, 1]
         layers = []
         for i, (a, b) in enumerate(itertools.pairwise(dims)):
             key, draw = jax.random.split(key)
@@ -194,7 +222,7 @@ def main() -> None:
         folder.mkdir(parents=True, exist_ok=True)
         key = jax.random.PRNGKey(seed)
         key, draw = jax.random.split(key)
-        layers = initial_layers(draw)
+        layers = initial_layers(draw, args.hidden)
         opt_state = optimiser.init(layers)
         obs = np.zeros((0, obs_dim), np.float32)
         labels = np.zeros((0,), np.float32)
@@ -209,7 +237,10 @@ def main() -> None:
             )
             obs, labels, key = saved["obs"], saved["labels"], jnp.asarray(saved["key"])
             log = json.loads((folder / "log.json").read_text())
-            first = len(log)
+            rounds_log = [row for row in log if row["round"] != "final"]
+            first = len(rounds_log)
+            if first < args.rounds:
+                log = rounds_log  # more rounds: a final fit is redone on all their labels
         mean = jnp.asarray(obs.mean(0)) if len(obs) else jnp.zeros(obs_dim)
         var = jnp.asarray(obs.var(0)) if len(obs) else jnp.ones(obs_dim)
         for r in range(first, args.rounds):
@@ -230,6 +261,8 @@ def main() -> None:
                 collected.append(float(score))
             mean, var = jnp.asarray(obs.mean(0)), jnp.asarray(obs.var(0))
             key, draw = jax.random.split(key)
+            if args.lr_schedule == "cosine":
+                opt_state = optimiser.init(layers)
             layers, opt_state, loss = fit(
                 layers, opt_state, mean, var, jnp.asarray(obs), jnp.asarray(labels), draw
             )
@@ -261,10 +294,46 @@ def main() -> None:
                 f"{selection.mean():.3f} ({log[-1]['seconds']:.0f} s)",
                 flush=True,
             )
+        if args.final_hidden and log[-1]["round"] != "final":
+            start = time.perf_counter()
+            draw, order = jax.random.split(jax.random.fold_in(jax.random.PRNGKey(seed), 1_000_000))
+            fresh = initial_layers(draw, args.final_hidden)
+            final_optimiser = cosine(args.final_fit_steps)
+            final_fit = fitter(final_optimiser, args.final_fit_steps)
+            layers, _, loss = final_fit(
+                fresh,
+                final_optimiser.init(fresh),
+                mean,
+                var,
+                jnp.asarray(obs),
+                jnp.asarray(labels),
+                order,
+            )
+            selection = np.asarray(scores((layers, mean, var), select))
+            (folder / "round_final").mkdir(exist_ok=True)
+            export((layers, mean, var)).save(folder / "round_final" / "policy.npz")
+            log.append(
+                {
+                    "round": "final",
+                    "hidden": args.final_hidden,
+                    "labels": len(labels),
+                    "loss": float(loss),
+                    "selection": selection.tolist(),
+                    "selection_mean": float(selection.mean()),
+                    "seconds": time.perf_counter() - start,
+                }
+            )
+            (folder / "log.json").write_text(json.dumps(log, indent=1) + "\n")
+            print(
+                f"seed {seed} final fit {args.final_hidden}: {len(labels)} labels, loss "
+                f"{float(loss):.4f}, selection {selection.mean():.3f} "
+                f"({log[-1]['seconds']:.0f} s)",
+                flush=True,
+            )
         chosen = max(log, key=lambda row: row["selection_mean"])
-
+        last_round = [row for row in log if row["round"] != "final"][-1]["round"]
         best = _ts_of(NumpyPolicy.load(folder / f"round_{chosen['round']}" / "policy.npz"), jnp)
-        last = _ts_of(NumpyPolicy.load(folder / f"round_{log[-1]['round']}" / "policy.npz"), jnp)
+        last = _ts_of(NumpyPolicy.load(folder / f"round_{last_round}" / "policy.npz"), jnp)
         board_score = float(scores(best, board)[0])
         result = {
             "seed": seed,

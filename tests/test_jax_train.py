@@ -187,6 +187,42 @@ def test_numpy_forward_pass_equals_rejax_network(trained: Path) -> None:
         assert np.all(np.abs(log_std + 0.5) < 0.1)
 
 
+def test_numpy_policy_file_survives_load_and_save_bit_for_bit(tmp_path: Path) -> None:
+    """Saving a loaded ``policy.npz`` writes the arrays it was given, observation statistics too."""
+    from twolink_gym.training.jax_export import NumpyPolicy
+
+    rng = np.random.default_rng(3)
+    given = {
+        "kernel_0": rng.normal(size=(6, 8)).astype(np.float32),
+        "bias_0": rng.normal(size=8).astype(np.float32),
+        "kernel_1": rng.normal(size=(8, 1)).astype(np.float32),
+        "bias_1": rng.normal(size=1).astype(np.float32),
+        "activation": np.array("relu"),
+        "output": np.array("tanh"),
+        "action_low": np.array([-6.0], np.float32),
+        "action_high": np.array([6.0], np.float32),
+        "obs_mean": rng.normal(size=6).astype(np.float32),
+        "obs_var": rng.uniform(0.01, 30.0, size=6).astype(np.float32),
+        "obs_epsilon": np.array(1e-8, np.float32),
+    }
+    NumpyPolicy(given, "given").save(tmp_path / "policy.npz")
+    NumpyPolicy.load(tmp_path / "policy.npz").save(tmp_path / "again.npz")
+    with np.load(tmp_path / "again.npz") as saved:
+        assert sorted(saved.files) == sorted(given)
+        for name, value in given.items():
+            assert saved[name].dtype == value.dtype, name
+            np.testing.assert_array_equal(saved[name], value, err_msg=name)
+    obs = rng.normal(size=(5, 6)).astype(np.float32)
+    x = (obs - given["obs_mean"]) / np.sqrt(given["obs_var"] + given["obs_epsilon"])
+    expected = 6.0 * np.tanh(
+        np.maximum(x @ given["kernel_0"] + given["bias_0"], 0.0) @ given["kernel_1"]
+        + given["bias_1"]
+    )
+    np.testing.assert_allclose(
+        NumpyPolicy.load(tmp_path / "again.npz").action(obs), expected, rtol=1e-5, atol=1e-5
+    )
+
+
 @needs_rejax
 def test_exported_agent_runs_on_the_compiled_env_without_jax(trained: Path) -> None:
     """``load_policy`` runs a run folder's policy.npz on the compiled env; JAX is blocked."""

@@ -120,12 +120,14 @@ class NumpyPolicy:
         self.action_low = np.asarray(entry("action_low"), np.float32)
         self.action_high = np.asarray(entry("action_high"), np.float32)
         self.obs_mean: FloatArray | None = None
+        self.obs_var: FloatArray | None = None
+        self.obs_epsilon = np.float32(0.0)
         self.obs_scale: FloatArray | None = None
         if "obs_mean" in arrays:
             self.obs_mean = np.asarray(arrays["obs_mean"], np.float32)
-            var = np.asarray(entry("obs_var"), np.float32)
-            eps = np.float32(entry("obs_epsilon"))
-            self.obs_scale = np.asarray(np.sqrt(var + eps), np.float32)
+            self.obs_var = np.asarray(entry("obs_var"), np.float32)
+            self.obs_epsilon = np.float32(entry("obs_epsilon"))
+            self.obs_scale = np.asarray(np.sqrt(self.obs_var + self.obs_epsilon), np.float32)
 
     @property
     def obs_dim(self) -> int:
@@ -151,10 +153,10 @@ class NumpyPolicy:
         out["activation"] = np.array(self.activation)
         out["output"] = np.array(self.output)
         out["action_low"], out["action_high"] = self.action_low, self.action_high
-        if self.obs_mean is not None and self.obs_scale is not None:
+        if self.obs_mean is not None and self.obs_var is not None:
             out["obs_mean"] = self.obs_mean
-            out["obs_var"] = np.square(self.obs_scale)
-            out["obs_epsilon"] = np.array(0.0, np.float32)
+            out["obs_var"] = self.obs_var
+            out["obs_epsilon"] = np.array(self.obs_epsilon, np.float32)
         return out
 
     def save(self, path: str | Path) -> None:
