@@ -16,7 +16,8 @@ normalised torque, Adam at ``--lr``, ``--fit-steps`` minibatches of 512; with
 ``--lr-schedule cosine`` the rate decays to 2 % of ``--lr`` in each round's fit, restarting
 with a fresh Adam state every round). With ``--final-hidden``, a network of those layers
 is then fitted afresh to all the labels (``--final-fit-steps``, cosine decay) as one more
-candidate, ``round_final``. Each candidate runs on the ``--select-seeds`` schedules; the
+candidate, ``round_final`` (refitted when a rerun asks for other layers or steps, dropped
+when it asks for none). Each candidate runs on the ``--select-seeds`` schedules; the
 one with the best mean is the seed's choice, and only that network runs on the board's
 schedule (the ICRA 2025 one), so the board chooses nothing. The planner's noise differs
 per run.
@@ -294,6 +295,10 @@ def main() -> None:
                 f"{selection.mean():.3f} ({log[-1]['seconds']:.0f} s)",
                 flush=True,
             )
+        asked = {"hidden": args.final_hidden, "fit_steps": args.final_fit_steps}
+        if log[-1]["round"] == "final" and any(log[-1].get(k) != v for k, v in asked.items()):
+            log.pop()  # a final fit of other layers or length: refit as asked, or drop it
+            (folder / "log.json").write_text(json.dumps(log, indent=1) + "\n")
         if args.final_hidden and log[-1]["round"] != "final":
             start = time.perf_counter()
             draw, order = jax.random.split(jax.random.fold_in(jax.random.PRNGKey(seed), 1_000_000))
@@ -316,6 +321,7 @@ def main() -> None:
                 {
                     "round": "final",
                     "hidden": args.final_hidden,
+                    "fit_steps": args.final_fit_steps,
                     "labels": len(labels),
                     "loss": float(loss),
                     "selection": selection.tolist(),
