@@ -287,7 +287,7 @@ def main() -> None:
             arrays: dict[str, Any] = {f"leaf_{j}": np.asarray(v) for j, v in enumerate(leaves)}
             arrays.update(obs=obs, labels=labels, key=np.asarray(key))
             np.savez(tmp, **arrays)
-            (folder / "log.json").write_text(json.dumps(log, indent=1) + "\n")
+            _write_log(folder, log)
             tmp.replace(state_file)
             print(
                 f"seed {seed} round {r}: beta {beta(r):.2f}, {len(labels)} labels, loss "
@@ -298,7 +298,7 @@ def main() -> None:
         asked = {"hidden": args.final_hidden, "fit_steps": args.final_fit_steps}
         if log[-1]["round"] == "final" and any(log[-1].get(k) != v for k, v in asked.items()):
             log.pop()  # a final fit of other layers or length: refit as asked, or drop it
-            (folder / "log.json").write_text(json.dumps(log, indent=1) + "\n")
+            _write_log(folder, log)
         if args.final_hidden and log[-1]["round"] != "final":
             start = time.perf_counter()
             draw, order = jax.random.split(jax.random.fold_in(jax.random.PRNGKey(seed), 1_000_000))
@@ -329,7 +329,7 @@ def main() -> None:
                     "seconds": time.perf_counter() - start,
                 }
             )
-            (folder / "log.json").write_text(json.dumps(log, indent=1) + "\n")
+            _write_log(folder, log)
             print(
                 f"seed {seed} final fit {args.final_hidden}: {len(labels)} labels, loss "
                 f"{float(loss):.4f}, selection {selection.mean():.3f} "
@@ -357,6 +357,11 @@ def main() -> None:
         )
     values = np.array([row["board"] for row in results])
     print(f"{len(values)} seeds: board mean {values.mean():.3f}, worst {values.min():.3f}")
+
+
+def _write_log(folder: Path, log: list[dict[str, Any]]) -> None:
+    """``folder/log.json``: one row per round, and the final fit's row if there is one."""
+    (folder / "log.json").write_text(json.dumps(log, indent=1) + "\n")
 
 
 def _ts_of(policy: Any, jnp: Any) -> Any:
