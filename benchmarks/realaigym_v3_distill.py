@@ -24,10 +24,13 @@ per run.
 
 Writes ``OUT/seed_S/round_K/policy.npz`` (:class:`~twolink_gym.training.jax_export.NumpyPolicy`'s
 format), ``OUT/seed_S/log.json`` (each round's data size, fit loss, scores of the runs it
-collected and of the selection runs) and, after the last round, ``OUT/seed_S/result.json``;
-a seed stopped between rounds resumes from ``OUT/seed_S/state.npz`` (run the same command).
-Prints every finished seed in ``OUT``, the mean and the worst. Seeds can run in separate
-processes with the same ``OUT``.
+collected and of the selection runs) and, after the last round, ``OUT/seed_S/result.json``
+and the chosen network as an agent folder, ``OUT/agent_sS`` (``policy.npz``, ``agent.json``
+and a ``config.yaml`` with ``algo.name: dagger`` and these settings: a policy every command
+runs, e.g. ``twolink realaigym v3 OUT/agent_sS --robot R``); a seed stopped between rounds
+resumes from ``OUT/seed_S/state.npz`` (run the same command; on a finished seed it
+rewrites the result and the agent folder). Prints every finished seed in ``OUT``, the mean
+and the worst. Seeds can run in separate processes with the same ``OUT``.
 
 Usage::
 
@@ -93,6 +96,7 @@ def main() -> None:
     from twolink_gym.training.config import load_config
     from twolink_gym.training.jax_export import NumpyPolicy, policy_of_layers
     from twolink_gym.training.jax_program import make_env
+    from twolink_gym.training.jax_run_folders import imitation_config, write_policy
     from twolink_gym.training.jax_v3_eval import agent_torque
 
     from twolink_gym.jax import realaigym_v3 as jv3
@@ -349,11 +353,39 @@ def main() -> None:
             "board_last_round": float(scores(last, board)[0]),
         }
         (folder / "result.json").write_text(json.dumps(result, indent=1) + "\n")
+        settings = {
+            "teacher": args.variant,
+            "samples": planner.settings.samples,
+            "rounds": args.rounds,
+            "runs": args.runs,
+            "fit_steps": args.fit_steps,
+            "hidden": args.hidden,
+            "lr": args.lr,
+            "lr_schedule": args.lr_schedule,
+            "final_hidden": args.final_hidden,
+            "final_fit_steps": args.final_fit_steps if args.final_hidden else None,
+            "select_seeds": args.select_seeds,
+            "chosen_round": chosen["round"],
+        }
+        agent = out / f"agent_s{seed}"
+        which = (
+            f"the network fitted afresh after {args.rounds} rounds"
+            if chosen["round"] == "final"
+            else f"round {chosen['round']} of {args.rounds}"
+        )
+        write_policy(
+            agent,
+            NumpyPolicy.load(folder / f"round_{chosen['round']}" / "policy.npz"),
+            imitation_config(cfg, "dagger", seed, int(chosen["labels"]), settings, agent),
+            f"RealAIGym's {args.variant} ({planner.settings.samples} samples) distilled by DAgger "
+            f"on v3 runs of the JAX twin (seed {seed}; {which}, chosen on held-out v3 runs)",
+        )
     results = [json.loads(p.read_text()) for p in sorted(out.glob("seed_*/result.json"))]
     for row in results:
         print(
             f"seed {row['seed']}: round {row['round']} (selection {row['selection_mean']:.3f}), "
-            f"board {row['board']:.3f} (last round {row['board_last_round']:.3f})"
+            f"board {row['board']:.3f} (last round {row['board_last_round']:.3f}), "
+            f"agent {out / ('agent_s' + str(row['seed']))}"
         )
     values = np.array([row["board"] for row in results])
     print(f"{len(values)} seeds: board mean {values.mean():.3f}, worst {values.min():.3f}")

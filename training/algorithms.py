@@ -16,6 +16,14 @@ end to end in JAX on the twin of the env (``twolink_gym.jax``), every seed of
 so not entries of :data:`ALGORITHMS`; :func:`check_hyperparams` and
 :func:`is_rejax` know them.
 
+The imitation names (:data:`IMITATION_ALGORITHMS`, ``dagger``) label networks
+trained by imitating a planner, outside ``twolink train``: the script named
+there writes their agent folders (a numpy policy, ``policy.npz``, like the
+``jax_*`` agents') with a config whose ``algo.hyperparams`` records the settings
+it used (:data:`IMITATION_SETTINGS`). Every command that runs a policy loads
+them; ``twolink train``, ``tune`` and ``sweep`` refuse them
+(:func:`check_trainable`).
+
 The ``sbx_*`` names are the JAX implementations of SBX (``sbx-rl``, the
 optional ``jax`` extra): same SB3 API, callbacks, saving and replay buffers.
 They are imported only when first looked up in :data:`ALGORITHMS`; without JAX
@@ -45,6 +53,8 @@ from stable_baselines3.common.vec_env import VecEnv
 
 __all__ = [
     "ALGORITHMS",
+    "IMITATION_ALGORITHMS",
+    "IMITATION_SETTINGS",
     "JAX_INSTALL_HINT",
     "REJAX_ALGORITHMS",
     "REPLAY_BUFFERS",
@@ -54,6 +64,9 @@ __all__ = [
     "algorithm_names",
     "build_model",
     "check_hyperparams",
+    "check_trainable",
+    "is_imitation",
+    "is_numpy_agent",
     "is_rejax",
     "is_sbx",
     "resolve_hyperparams",
@@ -69,6 +82,29 @@ SBX_ALGORITHMS: dict[str, str] = {
 
 #: rejax's algorithms by config name: the class name in the ``rejax`` package.
 REJAX_ALGORITHMS: dict[str, str] = {"jax_ppo": "PPO", "jax_sac": "SAC"}
+
+#: Networks trained by imitation, by config name: the script that trains them.
+IMITATION_ALGORITHMS: dict[str, str] = {"dagger": "benchmarks/realaigym_v3_distill.py"}
+
+#: The settings an imitation algorithm's ``algo.hyperparams`` may record, by config name.
+IMITATION_SETTINGS: dict[str, frozenset[str]] = {
+    "dagger": frozenset(
+        {
+            "teacher",
+            "samples",
+            "rounds",
+            "runs",
+            "fit_steps",
+            "hidden",
+            "lr",
+            "lr_schedule",
+            "final_hidden",
+            "final_fit_steps",
+            "select_seeds",
+            "chosen_round",
+        }
+    )
+}
 
 #: How to install the JAX algorithms.
 JAX_INSTALL_HINT = 'pip install "twolink-gym[jax]"'
@@ -91,9 +127,40 @@ def is_rejax(name: str) -> bool:
     return name in REJAX_ALGORITHMS
 
 
+def is_imitation(name: str) -> bool:
+    """Whether ``name`` labels a network trained by imitation (:data:`IMITATION_ALGORITHMS`)."""
+    return name in IMITATION_ALGORITHMS
+
+
+def is_numpy_agent(name: str) -> bool:
+    """Whether an agent of the algorithm ``name`` is a numpy policy (``policy.npz``).
+
+    The ``jax_*`` algorithms' and the imitation-trained networks' agents are.
+    """
+    return is_rejax(name) or is_imitation(name)
+
+
+def check_trainable(name: str) -> None:
+    """Raise ``ValueError`` if ``twolink train`` cannot train the algorithm ``name``.
+
+    The imitation names (:data:`IMITATION_ALGORITHMS`) label agents that their own
+    script trains; the message names it and the algorithms that train.
+    """
+    if is_imitation(name):
+        trainable = [n for n in algorithm_names() if not is_imitation(n)]
+        raise ValueError(
+            f"algo.name {name!r} labels a network trained by imitation "
+            f"({IMITATION_ALGORITHMS[name]} writes its agent folders); twolink train, tune "
+            f"and sweep train one of {trainable}"
+        )
+
+
 def algorithm_names() -> list[str]:
-    """Every algorithm a config can name: :data:`ALGORITHMS` and :data:`REJAX_ALGORITHMS`."""
-    return [*ALGORITHMS, *REJAX_ALGORITHMS]
+    """Every algorithm a config can name.
+
+    :data:`ALGORITHMS`, :data:`REJAX_ALGORITHMS` and :data:`IMITATION_ALGORITHMS`.
+    """
+    return [*ALGORITHMS, *REJAX_ALGORITHMS, *IMITATION_ALGORITHMS]
 
 
 def _limit_xla_threads() -> None:
@@ -164,7 +231,7 @@ def check_hyperparams(name: str, hyperparams: Mapping[str, Any]) -> None:
     Parameters
     ----------
     name : str
-        A key of :data:`ALGORITHMS`.
+        A name of :func:`algorithm_names`.
     hyperparams : mapping
         Constructor keyword arguments.
 
@@ -177,6 +244,14 @@ def check_hyperparams(name: str, hyperparams: Mapping[str, Any]) -> None:
         from twolink_gym.training.jax_hyperparams import check_rejax_hyperparams
 
         check_rejax_hyperparams(name, hyperparams)
+        return
+    if is_imitation(name):
+        unknown = sorted(set(hyperparams) - IMITATION_SETTINGS[name])
+        if unknown:
+            raise ValueError(
+                f"unknown key(s) {unknown} for {name}; valid keys are "
+                f"{sorted(IMITATION_SETTINGS[name])}"
+            )
         return
     if name not in ALGORITHMS:
         raise ValueError(

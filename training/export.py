@@ -58,7 +58,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from twolink_gym.training.algorithms import ALGORITHMS, is_rejax, is_sbx, resolve_hyperparams
+from twolink_gym.training.algorithms import (
+    ALGORITHMS,
+    is_imitation,
+    is_numpy_agent,
+    is_sbx,
+    resolve_hyperparams,
+)
 from twolink_gym.training.config import RunConfig, config_from_dict
 from twolink_gym.training.jax_export import JAX_POLICY_FILE
 
@@ -367,7 +373,11 @@ def _export_sbx(src: Path, cfg: RunConfig, tmp: Path) -> None:
 def describe(cfg: RunConfig) -> str:
     """A one-line description of an agent trained with ``cfg`` (for its card)."""
     arm = {"full": "the fully actuated arm", "acrobot": "the acrobot", "pendubot": "the pendubot"}
-    text = f"{cfg.algo.name.upper()} on {cfg.env.task}, {arm.get(cfg.env.actuation, cfg.env.actuation)}"
+    method = cfg.algo.name.upper()
+    teacher = cfg.algo.hyperparams.get("teacher")
+    if is_imitation(cfg.algo.name) and teacher:
+        method += f" (imitating {teacher})"
+    text = f"{method} on {cfg.env.task}, {arm.get(cfg.env.actuation, cfg.env.actuation)}"
     extras = []
     if cfg.algo.hyperparams.get("replay_buffer_class") == "her":
         extras.append("goal-conditioned with HER")
@@ -503,7 +513,7 @@ def export_agent(
         raise FileExistsError(f"{out} exists; pass --overwrite to replace it")
     cfg = config_from_dict(yaml.safe_load((src / CONFIG_FILE).read_text()), str(src / CONFIG_FILE))
     sbx = is_sbx(cfg.algo.name)
-    numpy_agent = is_rejax(cfg.algo.name)  # policy.npz: already the acting part
+    numpy_agent = is_numpy_agent(cfg.algo.name)  # policy.npz: already the acting part
     if sbx:
         _ = ALGORITHMS[cfg.algo.name]  # BackendNotInstalledError (naming the jax extra) first
     elif not numpy_agent:

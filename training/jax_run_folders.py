@@ -41,6 +41,7 @@ __all__ = [
     "best_row",
     "check_folders",
     "clear_run",
+    "imitation_config",
     "is_jax_run",
     "load_states",
     "rank",
@@ -84,6 +85,57 @@ def seed_config(cfg: RunConfig, seed: int) -> RunConfig:
         name = f"{name}_s{seed}"
     train = dataclasses.replace(tc, seed=seed, seeds=None, run_name=name)
     return dataclasses.replace(cfg, train=train)
+
+
+def imitation_config(
+    cfg: RunConfig,
+    algorithm: str,
+    seed: int,
+    steps: int,
+    settings: Mapping[str, Any],
+    folder: Path,
+) -> RunConfig:
+    """The config of a network that ``algorithm`` trained by imitation, observing ``cfg``'s env.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The config whose env the network observes: the agent's env is its nominal
+        one (:meth:`~twolink_gym.training.config.EnvConfig.nominal`), with
+        ``normalize_obs`` off (the network normalises its inputs itself).
+    algorithm : str
+        An imitation name (:data:`~twolink_gym.training.algorithms.IMITATION_ALGORITHMS`).
+    seed : int
+        The training seed (``train.seed``).
+    steps : int
+        The env steps labelled for training (``train.total_timesteps``).
+    settings : mapping
+        The settings of the training (``algo.hyperparams``; keys of
+        :data:`~twolink_gym.training.algorithms.IMITATION_SETTINGS`).
+    folder : Path
+        The agent's folder (``train.output_dir`` and ``train.run_name``).
+
+    Raises
+    ------
+    ConfigError
+        If the result is not a valid config (an unknown algorithm or setting):
+        checked as a config file is.
+    """
+    from twolink_gym.training.config import AlgoConfig, config_from_dict
+
+    env = dataclasses.replace(cfg.env.nominal(), normalize_obs=False)
+    train = dataclasses.replace(
+        cfg.train,
+        seed=seed,
+        seeds=None,
+        total_timesteps=steps,
+        eval_v3_pushes_seeds=None,
+        output_dir=str(folder.parent),
+        run_name=folder.name,
+    )
+    algo = AlgoConfig(name=algorithm, policy="MlpPolicy", hyperparams=dict(settings))
+    made = dataclasses.replace(cfg, env=env, algo=algo, train=train)
+    return config_from_dict(made.to_dict(), f"the config of {folder}")
 
 
 def seeds_of(cfg: RunConfig) -> list[int]:
@@ -229,8 +281,14 @@ def load_states(template: Any, run_dirs: Sequence[Path]) -> tuple[Any, int]:
     return state, steps.pop()
 
 
-def write_policy(folder: Path, policy: NumpyPolicy, cfg: RunConfig) -> None:
-    """``policy.npz``, ``config.yaml`` and a card (backend numpy, success null) in ``folder``."""
+def write_policy(
+    folder: Path, policy: NumpyPolicy, cfg: RunConfig, description: str | None = None
+) -> None:
+    """``policy.npz``, ``config.yaml`` and a card (backend numpy, success null) in ``folder``.
+
+    ``description`` is the card's (default: :func:`~twolink_gym.training.export.describe`
+    of ``cfg``).
+    """
     from twolink_gym.training.export import agent_card
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -238,7 +296,7 @@ def write_policy(folder: Path, policy: NumpyPolicy, cfg: RunConfig) -> None:
     policy.save(tmp)
     tmp.replace(folder / JAX_POLICY_FILE)
     (folder / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
-    card = {**agent_card(folder.name, cfg, None).to_dict(), BACKEND_KEY: "numpy"}
+    card = {**agent_card(folder.name, cfg, None, description).to_dict(), BACKEND_KEY: "numpy"}
     (folder / CARD_FILE).write_text(json.dumps(card, indent=2) + "\n")
 
 

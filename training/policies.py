@@ -213,15 +213,15 @@ def _load_exported_sbx(folder: Path, run_cfg: Any, shown: str) -> LoadedPolicy:
 
 
 def _load_exported_numpy(folder: Path, run_cfg: Any, shown: str) -> LoadedPolicy:
-    """A ``jax_*`` agent (``policy.npz``: a numpy forward pass; a run folder or an export).
+    """A numpy agent (``policy.npz``): a ``jax_*`` run or export, or an imitation-trained one.
 
     The policy normalises the raw observations itself
     (:class:`~twolink_gym.training.jax_export.NumpyPolicy`).
     """
-    from twolink_gym.training.algorithms import is_rejax
+    from twolink_gym.training.algorithms import is_numpy_agent
     from twolink_gym.training.jax_export import JAX_POLICY_FILE, NumpyPolicy
 
-    if not is_rejax(run_cfg.algo.name):
+    if not is_numpy_agent(run_cfg.algo.name):
         raise ValueError(
             f"policy {shown!r}: its card says backend 'numpy', but its config's algo.name is "
             f"{run_cfg.algo.name!r}"

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from twolink_gym.training.algorithms import check_trainable
 from twolink_gym.training.config import RunConfig, config_from_dict
 from twolink_gym.training.evaluate import (
     Rollouts,
@@ -229,6 +230,11 @@ def sweep(
     """
     if not seeds:
         raise ValueError("sweep needs at least one seed")
+    if train:
+        try:
+            check_trainable(cfg.algo.name)
+        except ValueError as exc:
+            raise ValueError(f"{cfg.source}: {exc}") from None
     if workers < 1:
         raise ValueError(f"--workers must be an integer >= 1, got {workers}")
     configs = [seed_config(cfg, s) for s in seeds]

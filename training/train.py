@@ -50,7 +50,7 @@ from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
 from stable_baselines3.common.type_aliases import TrainFreq, TrainFrequencyUnit
 from stable_baselines3.common.vec_env import VecEnv, VecNormalize
-from twolink_gym.training.algorithms import ALGORITHMS, build_model, is_rejax
+from twolink_gym.training.algorithms import ALGORITHMS, build_model, check_trainable, is_rejax
 from twolink_gym.training.config import RunConfig, config_from_dict
 from twolink_gym.training.envs import make_training_env
 from twolink_gym.training.interrupts import interruptible
@@ -767,6 +767,10 @@ def train(
     statistics and replay buffer as the run's final model (resumable with
     ``resume=run_dir``), and returns with ``interrupted=True``.
     """
+    try:
+        check_trainable(cfg.algo.name)
+    except ValueError as exc:
+        raise ValueError(f"{cfg.source}: {exc}") from None
     if is_rejax(cfg.algo.name):
         raise ValueError(
             f"{cfg.source}: algo.name {cfg.algo.name!r} trains all of train.seeds at once in "

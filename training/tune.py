@@ -58,7 +58,7 @@ import optuna
 import yaml
 from optuna.trial import FrozenTrial, TrialState
 from stable_baselines3.common.callbacks import BaseCallback
-from twolink_gym.training.algorithms import is_rejax
+from twolink_gym.training.algorithms import check_trainable, is_rejax
 from twolink_gym.training.config import RunConfig, config_from_dict
 from twolink_gym.training.interrupts import interrupt_requested
 from twolink_gym.training.sqlite_transactions import lock_transactions
@@ -550,6 +550,10 @@ def tune(
     -------
     TuneResult
     """
+    try:
+        check_trainable(cfg.algo.name)
+    except ValueError as exc:
+        raise ValueError(f"{cfg.source}: {exc}") from None
     if trials < 1:
         raise ValueError(f"--trials must be an integer >= 1, got {trials}")
     if workers < 1:

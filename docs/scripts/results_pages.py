@@ -1061,6 +1061,36 @@ def _seed_runs(
     return runs, train
 
 
+def _board_lines(folder: str, robot: str, runs: str, label: str, v3: bool) -> str:
+    """The boards of the agent folders ``runs`` (space-separated) into ``docs/results/folder``.
+
+    The two v2 boards, and with ``v3`` the v3 board (its runs in ``runs/<label>_v3``).
+    """
+    lines = (
+        f"twolink realaigym performance {runs} --robot {robot} --out docs/results/{folder}\n"
+        f"twolink realaigym robustness {runs} --robot {robot} --out docs/results/{folder} --seed 3"
+    )
+    if v3:
+        # the v3 runs' trajectories (5 MB each) stay in runs/; the page reads v3.json
+        v3_out = f"runs/{label}_v3"
+        lines += (
+            f"\ntwolink realaigym v3 {runs} --robot {robot} --out {v3_out}\n"
+            f"cp {v3_out}/v3.json docs/results/{folder}/"
+        )
+    return lines
+
+
+def _distilled_commands(folder: str, robot: str, config: str, label: str, options: str) -> str:
+    """DAgger from the robot's MPPI variant (observing ``config``) into ``runs/<label>``, boards."""
+    runs = " ".join(f"runs/{label}/agent_s{n}" for n in range(3))
+    distill = (
+        f"python benchmarks/realaigym_v3_distill.py realaigym_{robot}_mppi --robot {robot} "
+        f"--config configs/{config}.yaml --seeds 0 1 2 "
+        f"{options} --out runs/{label}"
+    )
+    return f"{distill}\n{_board_lines(folder, robot, runs, label, True)}"
+
+
 def _board_commands(
     folder: str,
     robot: str,
@@ -1078,18 +1108,7 @@ def _board_commands(
     v3 board to the two v2 boards; ``at_once``, ``set_seeds``: see :func:`_seed_runs`.
     """
     runs, train = _seed_runs(config, label, seeds, at_once, set_seeds)
-    lines = (
-        f"{train}\n"
-        f"twolink realaigym performance {runs} --robot {robot} --out docs/results/{folder}\n"
-        f"twolink realaigym robustness {runs} --robot {robot} --out docs/results/{folder} --seed 3"
-    )
-    if v3:
-        # the v3 runs' trajectories (5 MB each) stay in runs/; the page reads v3.json
-        v3_out = f"runs/{label}_v3"
-        lines += (
-            f"\ntwolink realaigym v3 {runs} --robot {robot} --out {v3_out}\n"
-            f"cp {v3_out}/v3.json docs/results/{folder}/"
-        )
+    lines = f"{train}\n{_board_lines(folder, robot, runs, label, v3)}"
     if ship is None:
         return lines
     seed, name = ship
@@ -1237,6 +1256,19 @@ REALAIGYM_GROUPS = (
             None,
             v3=True,
             at_once=True,
+        ),
+    ),
+    BoardGroup(
+        "realaigym/pendubot_dagger",
+        "Pendubot, the MPPI planner distilled by DAgger on the JAX twin "
+        "(`algo.name: dagger`, `benchmarks/realaigym_v3_distill.py`)",
+        "pendubot",
+        _distilled_commands(
+            "realaigym/pendubot_dagger",
+            "pendubot",
+            "realaigym_pendubot_jax_sac_v3_push",
+            "realaigym_pendubot_dagger",
+            "--rounds 8 --samples 1024 --final-hidden 512 512 512",
         ),
     ),
     BoardGroup(
