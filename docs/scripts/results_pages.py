@@ -1080,12 +1080,14 @@ def _board_lines(folder: str, robot: str, runs: str, label: str, v3: bool) -> st
     return lines
 
 
-def _distilled_commands(folder: str, robot: str, config: str, label: str, options: str) -> str:
+def _distilled_commands(
+    folder: str, robot: str, config: str, label: str, options: str, seeds: str = "0 1 2"
+) -> str:
     """DAgger from the robot's MPPI variant (observing ``config``) into ``runs/<label>``, boards."""
-    runs = " ".join(f"runs/{label}/agent_s{n}" for n in range(3))
+    runs = " ".join(f"runs/{label}/agent_s{n}" for n in seeds.split())
     distill = (
         f"python benchmarks/realaigym_v3_distill.py realaigym_{robot}_mppi --robot {robot} "
-        f"--config configs/{config}.yaml --seeds 0 1 2 "
+        f"--config configs/{config}.yaml --seeds {seeds} "
         f"{options} --out runs/{label}"
     )
     return f"{distill}\n{_board_lines(folder, robot, runs, label, True)}"
@@ -1269,6 +1271,21 @@ REALAIGYM_GROUPS = (
             "realaigym_pendubot_jax_sac_v3_push",
             "realaigym_pendubot_dagger",
             "--rounds 8 --samples 1024 --final-hidden 512 512 512",
+        ),
+    ),
+    BoardGroup(
+        "realaigym/pendubot_dagger_4096",
+        "Pendubot, the 4,096-sample MPPI planner distilled by DAgger (a wider network "
+        "in the rounds, cosine-decayed fits), seeds 0 and 1",
+        "pendubot",
+        _distilled_commands(
+            "realaigym/pendubot_dagger_4096",
+            "pendubot",
+            "realaigym_pendubot_jax_sac_v3_push",
+            "realaigym_pendubot_dagger_4096",
+            "--rounds 6 --samples 4096 --hidden 256 256 256 --lr-schedule cosine "
+            "--fit-steps 8000 --final-hidden 512 512 512",
+            seeds="0 1",
         ),
     ),
     BoardGroup(
