@@ -13,11 +13,15 @@ observation of the SAC configs), normalised by the mean and variance of all labe
 observations so far; its hidden layers are relu, its head tanh (jax_export's "tanh"
 output); after each round it is fitted to all labels so far (mean squared error on the
 normalised torque, Adam at ``--lr``, ``--fit-steps`` minibatches of 512; with
+``--velocity-noise S`` each minibatch row's velocities get Gaussian noise, its σ drawn
+uniformly in [0, S] rad/s, before the network sees them, the label staying the planner's
+torque at the exact state; with
 ``--lr-schedule cosine`` the rate decays to 2 % of ``--lr`` in each round's fit, restarting
 with a fresh Adam state every round). With ``--final-hidden``, a network of those layers
 is then fitted afresh to all the labels (``--final-fit-steps``, cosine decay) as one more
 candidate, ``round_final`` (refitted when a rerun asks for other layers or steps, dropped
-when it asks for none). Each candidate runs on the ``--select-seeds`` schedules; the
+when it asks for none). Each candidate runs on the ``--select-seeds`` schedules (32 by
+default; a rerun that asks for other schedules scores the saved candidates on them); the
 one with the best mean is the seed's choice, and only that network runs on the board's
 schedule (the ICRA 2025 one), so the board chooses nothing. The planner's noise differs
 per run.
@@ -51,7 +55,10 @@ from typing import Any
 import numpy as np
 
 #: The held-out schedules that choose each seed's round.
-SELECT_SEEDS = (101, 102, 103, 104, 105, 106, 107, 108)
+SELECT_SEEDS = tuple(range(101, 133))
+
+#: The held-out schedules of the logs whose rows do not record theirs.
+UNRECORDED_SELECT_SEEDS = tuple(range(101, 109))
 
 
 def beta(round_index: int) -> float:
@@ -78,6 +85,12 @@ def main() -> None:
     parser.add_argument(
         "--samples", type=int, help="the planner's samples (default: the variant's)"
     )
+    parser.add_argument(
+        "--velocity-noise",
+        type=float,
+        default=0.0,
+        help="rad/s: the largest σ of the noise on the velocities the network sees in its fits",
+    )
     parser.add_argument("--select-seeds", nargs="+", type=int, default=list(SELECT_SEEDS))
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
@@ -86,6 +99,8 @@ def main() -> None:
             parser.error(f"--{name.replace('_', '-')} must be >= 1")
     if not args.lr > 0:
         parser.error(f"--lr must be > 0, got {args.lr}")
+    if not args.velocity_noise >= 0:
+        parser.error(f"--velocity-noise must be >= 0 rad/s, got {args.velocity_noise}")
     for name in ("hidden", "final_hidden"):
         if any(width < 1 for width in getattr(args, name) or ()):
             parser.error(f"--{name.replace('_', '-')} widths must be >= 1")
@@ -181,20 +196,36 @@ def main() -> None:
 
     optimiser = cosine(args.fit_steps) if args.lr_schedule == "cosine" else optax.adam(args.lr)
 
+    def seen(inputs: Any, key: Any) -> Any:
+        """What a minibatch shows the network: ``inputs`` as they are, or noisy states encoded.
+
+        ``inputs`` are observations, or with ``--velocity-noise`` states (rad, rad/s).
+        """
+        if args.velocity_noise == 0:
+            return inputs
+        spread, draw = jax.random.split(key)
+        sigma = jax.random.uniform(spread, (inputs.shape[0], 1), maxval=args.velocity_noise)
+        noisy = inputs.at[:, 2:].add(sigma * jax.random.normal(draw, (inputs.shape[0], 2)))
+        return jax.vmap(encode)(noisy)
+
     def fitter(optimiser: Any, steps: int) -> Any:
-        """Adam on the mean squared error of the normalised torque, ``steps`` minibatches."""
+        """Adam on the mean squared error of the normalised torque, ``steps`` minibatches.
+
+        ``inputs`` are the labelled observations, or with ``--velocity-noise`` their states.
+        """
 
         @jax.jit
         def fit(
-            layers: Any, opt_state: Any, mean: Any, var: Any, obs: Any, y: Any, key: Any
+            layers: Any, opt_state: Any, mean: Any, var: Any, inputs: Any, y: Any, key: Any
         ) -> Any:
             def loss(layers: Any, o: Any, target: Any) -> Any:
                 return jnp.mean((act((layers, mean, var), o)[:, 0] - target) ** 2)
 
             def update(carry: Any, k: Any) -> Any:
                 layers, opt_state = carry
-                rows = jax.random.randint(k, (512,), 0, obs.shape[0])
-                value, grads = jax.value_and_grad(loss)(layers, obs[rows], y[rows])
+                rows = jax.random.randint(k, (512,), 0, inputs.shape[0])
+                o = seen(inputs[rows], jax.random.fold_in(k, 1))
+                value, grads = jax.value_and_grad(loss)(layers, o, y[rows])
                 changes, opt_state = optimiser.update(grads, opt_state, layers)
                 return (optax.apply_updates(layers, changes), opt_state), value
 
@@ -230,6 +261,7 @@ def main() -> None:
         layers = initial_layers(draw, args.hidden)
         opt_state = optimiser.init(layers)
         obs = np.zeros((0, obs_dim), np.float32)
+        visited: np.ndarray | None = np.zeros((0, 4), np.float32)  # the labelled states
         labels = np.zeros((0,), np.float32)
         log: list[dict[str, Any]] = []
         first = 0
@@ -241,7 +273,16 @@ def main() -> None:
                 tree, [jnp.asarray(saved[f"leaf_{j}"]) for j in range(len(leaves))]
             )
             obs, labels, key = saved["obs"], saved["labels"], jnp.asarray(saved["key"])
+            visited = saved["visited"] if "visited" in saved else None
             log = json.loads((folder / "log.json").read_text())
+            noise = log[0].get("velocity_noise", 0.0)
+            if noise != args.velocity_noise:
+                parser.error(
+                    f"{folder} was trained with --velocity-noise {noise}, not "
+                    f"{args.velocity_noise}: give another --out"
+                )
+            if args.velocity_noise and visited is None:
+                parser.error(f"{folder}/state.npz holds no states to add velocity noise to")
             rounds_log = [row for row in log if row["round"] != "final"]
             first = len(rounds_log)
             if first < args.rounds:
@@ -262,14 +303,17 @@ def main() -> None:
                 )
                 n = int(count)
                 obs = np.concatenate([obs, np.asarray(jax.vmap(encode)(states[:n]))])
+                if visited is not None:
+                    visited = np.concatenate([visited, np.asarray(states[:n])])
                 labels = np.concatenate([labels, np.asarray(y[:n])])
                 collected.append(float(score))
             mean, var = jnp.asarray(obs.mean(0)), jnp.asarray(obs.var(0))
             key, draw = jax.random.split(key)
             if args.lr_schedule == "cosine":
                 opt_state = optimiser.init(layers)
+            inputs = jnp.asarray(visited if args.velocity_noise else obs)
             layers, opt_state, loss = fit(
-                layers, opt_state, mean, var, jnp.asarray(obs), jnp.asarray(labels), draw
+                layers, opt_state, mean, var, inputs, jnp.asarray(labels), draw
             )
             selection = np.asarray(scores((layers, mean, var), select))
             (folder / f"round_{r}").mkdir(exist_ok=True)
@@ -281,8 +325,10 @@ def main() -> None:
                     "labels": len(labels),
                     "loss": float(loss),
                     "collected": collected,
+                    "velocity_noise": args.velocity_noise,
                     "selection": selection.tolist(),
                     "selection_mean": float(selection.mean()),
+                    "select_seeds": args.select_seeds,
                     "seconds": time.perf_counter() - start,
                 }
             )
@@ -290,6 +336,8 @@ def main() -> None:
             tmp = folder / "state.tmp.npz"
             arrays: dict[str, Any] = {f"leaf_{j}": np.asarray(v) for j, v in enumerate(leaves)}
             arrays.update(obs=obs, labels=labels, key=np.asarray(key))
+            if visited is not None:
+                arrays["visited"] = visited
             np.savez(tmp, **arrays)
             _write_log(folder, log)
             tmp.replace(state_file)
@@ -314,7 +362,7 @@ def main() -> None:
                 final_optimiser.init(fresh),
                 mean,
                 var,
-                jnp.asarray(obs),
+                jnp.asarray(visited if args.velocity_noise else obs),
                 jnp.asarray(labels),
                 order,
             )
@@ -328,8 +376,10 @@ def main() -> None:
                     "fit_steps": args.final_fit_steps,
                     "labels": len(labels),
                     "loss": float(loss),
+                    "velocity_noise": args.velocity_noise,
                     "selection": selection.tolist(),
                     "selection_mean": float(selection.mean()),
+                    "select_seeds": args.select_seeds,
                     "seconds": time.perf_counter() - start,
                 }
             )
@@ -340,6 +390,21 @@ def main() -> None:
                 f"({log[-1]['seconds']:.0f} s)",
                 flush=True,
             )
+        for row in log:
+            if row.get("select_seeds", list(UNRECORDED_SELECT_SEEDS)) != args.select_seeds:
+                ts = _ts_of(NumpyPolicy.load(folder / f"round_{row['round']}" / "policy.npz"), jnp)
+                selection = np.asarray(scores(ts, select))
+                row.update(
+                    selection=selection.tolist(),
+                    selection_mean=float(selection.mean()),
+                    select_seeds=args.select_seeds,
+                )
+                print(
+                    f"seed {seed} round {row['round']}: selection {selection.mean():.3f} on "
+                    f"the {len(args.select_seeds)} held-out schedules asked",
+                    flush=True,
+                )
+        _write_log(folder, log)
         chosen = max(log, key=lambda row: row["selection_mean"])
         last_round = [row for row in log if row["round"] != "final"][-1]["round"]
         best = _ts_of(NumpyPolicy.load(folder / f"round_{chosen['round']}" / "policy.npz"), jnp)
@@ -364,6 +429,7 @@ def main() -> None:
             "lr_schedule": args.lr_schedule,
             "final_hidden": args.final_hidden,
             "final_fit_steps": args.final_fit_steps if args.final_hidden else None,
+            "velocity_noise": args.velocity_noise,
             "select_seeds": args.select_seeds,
             "chosen_round": chosen["round"],
         }

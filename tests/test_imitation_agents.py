@@ -10,6 +10,7 @@ hand from the arrays it was given, and the config file as YAML.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -154,12 +155,15 @@ def test_train_tune_and_sweep_refuse_an_imitation_config(
     before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
     assert main(["train", str(folder / "config.yaml")]) != 0
     err = capsys.readouterr().err
-    assert "'dagger' labels a network trained by imitation" in err
+    assert (
+        f"{folder / 'config.yaml'}: algo.name 'dagger' labels a network trained by imitation" in err
+    )
     assert "benchmarks/realaigym_v3_distill.py" in err and "'jax_sac'" in err
     cfg = load_config(folder / "config.yaml")
-    with pytest.raises(ValueError, match="trained by imitation"):
+    names_the_file = re.escape(f"{folder / 'config.yaml'}: ") + ".*trained by imitation"
+    with pytest.raises(ValueError, match=names_the_file):
         tune(cfg, trials=1)
-    with pytest.raises(ValueError, match="trained by imitation"):
+    with pytest.raises(ValueError, match=names_the_file):
         sweep(cfg, [0, 1])
     assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before
 

@@ -100,6 +100,7 @@ IMITATION_SETTINGS: dict[str, frozenset[str]] = {
             "lr_schedule",
             "final_hidden",
             "final_fit_steps",
+            "velocity_noise",
             "select_seeds",
             "chosen_round",
         }
@@ -140,16 +141,17 @@ def is_numpy_agent(name: str) -> bool:
     return is_rejax(name) or is_imitation(name)
 
 
-def check_trainable(name: str) -> None:
+def check_trainable(name: str, source: str) -> None:
     """Raise ``ValueError`` if ``twolink train`` cannot train the algorithm ``name``.
 
     The imitation names (:data:`IMITATION_ALGORITHMS`) label agents that their own
-    script trains; the message names it and the algorithms that train.
+    script trains; the message starts with ``source`` (the config file that names
+    ``name``) and names the script and the algorithms that train.
     """
     if is_imitation(name):
         trainable = [n for n in algorithm_names() if not is_imitation(n)]
         raise ValueError(
-            f"algo.name {name!r} labels a network trained by imitation "
+            f"{source}: algo.name {name!r} labels a network trained by imitation "
             f"({IMITATION_ALGORITHMS[name]} writes its agent folders); twolink train, tune "
             f"and sweep train one of {trainable}"
         )

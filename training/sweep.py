@@ -231,10 +231,7 @@ def sweep(
     if not seeds:
         raise ValueError("sweep needs at least one seed")
     if train:
-        try:
-            check_trainable(cfg.algo.name)
-        except ValueError as exc:
-            raise ValueError(f"{cfg.source}: {exc}") from None
+        check_trainable(cfg.algo.name, cfg.source)
     if workers < 1:
         raise ValueError(f"--workers must be an integer >= 1, got {workers}")
     configs = [seed_config(cfg, s) for s in seeds]

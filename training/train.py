@@ -767,10 +767,7 @@ def train(
     statistics and replay buffer as the run's final model (resumable with
     ``resume=run_dir``), and returns with ``interrupted=True``.
     """
-    try:
-        check_trainable(cfg.algo.name)
-    except ValueError as exc:
-        raise ValueError(f"{cfg.source}: {exc}") from None
+    check_trainable(cfg.algo.name, cfg.source)
     if is_rejax(cfg.algo.name):
         raise ValueError(
             f"{cfg.source}: algo.name {cfg.algo.name!r} trains all of train.seeds at once in "

@@ -550,10 +550,7 @@ def tune(
     -------
     TuneResult
     """
-    try:
-        check_trainable(cfg.algo.name)
-    except ValueError as exc:
-        raise ValueError(f"{cfg.source}: {exc}") from None
+    check_trainable(cfg.algo.name, cfg.source)
     if trials < 1:
         raise ValueError(f"--trials must be an integer >= 1, got {trials}")
     if workers < 1:

@@ -1276,7 +1276,7 @@ REALAIGYM_GROUPS = (
     BoardGroup(
         "realaigym/pendubot_dagger_4096",
         "Pendubot, the 4,096-sample MPPI planner distilled by DAgger (a wider network "
-        "in the rounds, cosine-decayed fits), seeds 0 and 1",
+        "in the rounds, cosine-decayed fits)",
         "pendubot",
         _distilled_commands(
             "realaigym/pendubot_dagger_4096",
@@ -1285,7 +1285,6 @@ REALAIGYM_GROUPS = (
             "realaigym_pendubot_dagger_4096",
             "--rounds 6 --samples 4096 --hidden 256 256 256 --lr-schedule cosine "
             "--fit-steps 8000 --final-hidden 512 512 512",
-            seeds="0 1",
         ),
     ),
     BoardGroup(
