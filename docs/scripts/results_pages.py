@@ -1080,14 +1080,12 @@ def _board_lines(folder: str, robot: str, runs: str, label: str, v3: bool) -> st
     return lines
 
 
-def _distilled_commands(
-    folder: str, robot: str, config: str, label: str, options: str, seeds: str = "0 1 2"
-) -> str:
+def _distilled_commands(folder: str, robot: str, config: str, label: str, options: str) -> str:
     """DAgger from the robot's MPPI variant (observing ``config``) into ``runs/<label>``, boards."""
-    runs = " ".join(f"runs/{label}/agent_s{n}" for n in seeds.split())
+    runs = " ".join(f"runs/{label}/agent_s{n}" for n in range(3))
     distill = (
         f"python benchmarks/realaigym_v3_distill.py realaigym_{robot}_mppi --robot {robot} "
-        f"--config configs/{config}.yaml --seeds {seeds} "
+        f"--config configs/{config}.yaml --seeds 0 1 2 "
         f"{options} --out runs/{label}"
     )
     return f"{distill}\n{_board_lines(folder, robot, runs, label, True)}"
