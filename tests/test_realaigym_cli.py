@@ -66,7 +66,11 @@ def test_robustness_gives_every_policy_the_same_noise(tmp_path, monkeypatch, cap
         return {f: Result(draws[runner]) for f in families}
 
     monkeypatch.setattr(board, "robustness", fake_robustness)
-    monkeypatch.setattr(cli_module, "policy_runner", lambda spec, robot: spec)
+
+    class Runner(str):  # a runner without an observer, named by its policy
+        observer = None
+
+    monkeypatch.setattr(cli_module, "policy_runner", lambda spec, robot: Runner(spec))
     monkeypatch.setattr(cli_module, "_plot_families", lambda results, folder, spec: None)
     long = "b" * 40  # longer than the board's 34-character column
     argv = ["realaigym", "robustness", "a", long, "--robot", "pendubot", "--seed", "3"]

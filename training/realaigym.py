@@ -96,6 +96,33 @@ def policy_runner(spec: str, robot: str) -> PolicyRunner:
     return PolicyRunner(loaded.predictor, sim, steps)
 
 
+def _runners(args: argparse.Namespace) -> list[tuple[str, PolicyRunner]]:
+    """Each policy of ``args.policies`` as a runner, with the velocity observer if asked."""
+    from twolink_gym.realaigym.observer import OBSERVER_GAINS, VelocityObserver
+
+    runners = [(spec, policy_runner(spec, args.robot)) for spec in args.policies]
+    if args.observer_gains is not None and not args.observer:
+        raise ValueError("--observer-gains needs --observer")
+    if args.observer:
+        for _, runner in runners:
+            try:
+                gains = args.observer_gains or OBSERVER_GAINS[args.robot]
+                runner.observer = VelocityObserver(runner.sim.params, *gains)
+            except ValueError as err:
+                raise ValueError(f"--observer-gains: {err}") from None
+    return runners
+
+
+def _observer_details(runner: PolicyRunner) -> dict[str, Any]:
+    """``{"observer": settings}`` for a runner with an observer, else empty."""
+    return {} if runner.observer is None else {"observer": runner.observer.settings()}
+
+
+def _row_name(row: dict[str, Any]) -> str:
+    """A board's name of one of our rows: the policy, and the observer if it had one."""
+    return row["policy"] + (" + observer" if row.get("observer") else "") + " (ours)"
+
+
 def _agent_config_file(spec: str) -> Path:
     """The ``config.yaml`` of the agent ``spec`` (``pretrained:NAME`` or a folder); may not exist."""
     from twolink_gym.training.policies import PRETRAINED_PREFIX
@@ -172,7 +199,7 @@ def cmd_performance(args: argparse.Namespace) -> int:
     """Run each policy once, write its trajectory and scores, print the board."""
     out = Path(args.out)
     rows = []
-    runners = [(spec, policy_runner(spec, args.robot)) for spec in args.policies]
+    runners = _runners(args)
     for spec, runner in runners:
         runs = run(runner, args.robot, record=True, progress=_progress(5000, spec))
         trajectory = runs.trajectory()
@@ -184,6 +211,7 @@ def cmd_performance(args: argparse.Namespace) -> int:
             "policy": spec,
             "robot": args.robot,
             **_agent_details(spec),
+            **_observer_details(runner),
             **c.as_dict(),
             "score": score(c, "v2"),
             "score_v1": score(c, "v1"),
@@ -203,7 +231,7 @@ def _name_width(entries: list[tuple[str, Any, Any]]) -> int:
 def _performance_table(rows: list[dict[str, Any]], robot: str) -> str:
     board = PUBLISHED["performance"][robot]
     entries = [(r["controller"] + " (published)", r, "1/1") for r in board["rows"]]
-    entries += [(r["policy"] + " (ours)", r, f"{r['success']}/1") for r in rows]
+    entries += [(_row_name(r), r, f"{r['success']}/1") for r in rows]
     w = _name_width(entries)
     lines = [
         f"RealAIGym {robot} simulation performance v2 (published: {board['source']})",
@@ -225,7 +253,7 @@ def cmd_robustness(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     rows = []
-    runners = [(spec, policy_runner(spec, args.robot)) for spec in args.policies]
+    runners = _runners(args)
     for spec, runner in runners:
         # every policy meets the same noise and pulses (common random numbers): its
         # score does not depend on the other policies of the command
@@ -237,6 +265,7 @@ def cmd_robustness(args: argparse.Namespace) -> int:
         overall = float(np.mean([results[f].score for f in FAMILIES]))
         partial = any(results[f].partial for f in FAMILIES)
         row = {"policy": spec, "robot": args.robot, **_agent_details(spec)}
+        row |= _observer_details(runner)
         row |= {"score": overall, "partial": partial, "noise_seed": args.seed}
         row |= {f: results[f].score for f in FAMILIES}
         (folder / "robustness.json").write_text(
@@ -255,7 +284,7 @@ def _robustness_table(rows: list[dict[str, Any]], robot: str) -> str:
     board = PUBLISHED["robustness"][robot]
     head = " ".join(f"{f[:8]:>8s}" for f in FAMILIES)
     entries = [(r["controller"] + " (published)", r, 1.0) for r in board["rows"]]
-    entries += [(r["policy"] + " (ours)" + (" *" if r["partial"] else ""), r, 100.0) for r in rows]
+    entries += [(_row_name(r) + (" *" if r["partial"] else ""), r, 100.0) for r in rows]
     w = _name_width(entries)
     lines = [
         f"RealAIGym {robot} simulation robustness v2 (published: {board['source']})",
@@ -326,7 +355,7 @@ def cmd_v3(args: argparse.Namespace) -> int:
     from twolink_gym.realaigym.v3 import STEPS, run_v3, score_v3
 
     out = Path(args.out)
-    runners = [(spec, policy_runner(spec, args.robot)) for spec in args.policies]
+    runners = _runners(args)
     rows = []
     seed = args.pushes_seed
     for spec, runner in runners:
@@ -337,7 +366,8 @@ def cmd_v3(args: argparse.Namespace) -> int:
         write_csv(folder / "sim_swingup.csv", result.trajectory)
         write_scores_v3(folder / "scores_v3.csv", numbers)
         _plot_v3(result, folder / "timeseries.png", f"{spec} ({args.robot}, v3)")
-        row = {"policy": spec, "robot": args.robot, **_agent_details(spec), **numbers}
+        row = {"policy": spec, "robot": args.robot, **_agent_details(spec)}
+        row |= _observer_details(runner) | numbers
         rows.append({**row, "pushes_seed": seed})
     print(_v3_table(rows, args.robot, seed))
     (out / "v3.json").write_text(json.dumps(rows, indent=1) + "\n")
@@ -358,7 +388,7 @@ def _v3_table(rows: list[dict[str, Any]], robot: str, pushes_seed: int | None = 
             f"RealAIGym {robot} v3 protocol with held-out pushes (seed {pushes_seed}): "
             "not the ICRA 2025 board, whose published scores are not comparable"
         )
-    entries += [(r["policy"] + " (ours)", r, None) for r in rows]
+    entries += [(_row_name(r), r, None) for r in rows]
     w = _name_width(entries)
     lines = [title, f"{'controller':{w}s} {'#swingups':>9s} {'uptime':>8s} {'score':>6s}"]
     for name, r, _ in sorted(entries, key=lambda e: -e[1]["score"]):
@@ -429,6 +459,7 @@ def add_parser(sub: Any) -> None:
             q.add_argument(
                 "--seed", type=int, default=None, help="noise and pulses (default: unseeded)"
             )
+        _add_observer_arguments(q)
         q.set_defaults(func=func)
     q = inner.add_parser(
         "v3", help="run policies through the v3 protocol (ICRA 2025: 60 s, 15 pushes)"
@@ -445,4 +476,27 @@ def add_parser(sub: Any) -> None:
         "board's seed (333 acrobot, 777 pendubot): held-out runs for choosing among models; "
         "the published rows are then left out",
     )
+    _add_observer_arguments(q)
     q.set_defaults(func=cmd_v3)
+
+
+def _add_observer_arguments(q: argparse.ArgumentParser) -> None:
+    """``--observer`` and ``--observer-gains`` of the commands that run policies."""
+    from twolink_gym.realaigym.observer import OBSERVER_GAINS
+
+    q.add_argument(
+        "--observer",
+        action="store_true",
+        help="estimate the velocities by the model-based observer before each policy sees "
+        "the measurement (twolink_gym.realaigym.observer); the rows record it",
+    )
+    q.add_argument(
+        "--observer-gains",
+        type=float,
+        nargs=2,
+        default=None,
+        metavar=("VELOCITY", "POSITION"),
+        help="the observer's velocity_gain in [0, 1] and position_gain in [0, 2] (default: "
+        + ", ".join(f"{robot} {v:g} {p:g}" for robot, (v, p) in OBSERVER_GAINS.items())
+        + ")",
+    )

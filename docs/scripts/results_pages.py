@@ -976,6 +976,17 @@ def realaigym_group_section(group: BoardGroup) -> str:
                 f"{name} {sorted(other)}"
             )
     seeds = sorted(perf)
+    observers = {
+        json.dumps(r.get("observer"), sort_keys=True)
+        for data in (perf, robust, v3)
+        for r in data.values()
+    }
+    if len(observers) > 1:
+        raise ResultsError(
+            f"docs/results/{group.folder}: its rows ran with different velocity observers "
+            f"({sorted(observers)}); run every board of a group with the same --observer"
+        )
+    observer = json.loads(observers.pop())
     noise = sorted({robust[s]["noise_seed"] for s in seeds})
     best_perf = max(r["score"] for r in PUBLISHED["performance"][group.robot]["rows"])
     best_rob = max(r["score"] for r in PUBLISHED["robustness"][group.robot]["rows"])
@@ -984,8 +995,15 @@ def realaigym_group_section(group: BoardGroup) -> str:
         best_v3 = max(r["score"] for r in PUBLISHED_V3["v3"][group.robot]["rows"])
         best += f", v3 {best_v3:.3f}"
     swung = sum(bool(perf[s]["success"]) for s in seeds)
-    out = [
-        f"### {group.title}\n",
+    out = [f"### {group.title}\n"]
+    if observer:
+        out.append(
+            "Each policy sees the measurement through the velocity observer (`--observer`: "
+            f"velocity gain {observer['velocity_gain']:g}, position gain "
+            f"{observer['position_gain']:g}, gate {observer['gate']:g} rad; "
+            "[RealAIGym](../realaigym.md#a-velocity-observer)).\n"
+        )
+    out += [
         f"Swung up on the performance board: {swung} of {len(seeds)} seeds. Over seeds "
         "(mean [95 % bootstrap interval over seeds], worst seed); the best published entries: "
         f"{best}:\n",
@@ -1061,34 +1079,43 @@ def _seed_runs(
     return runs, train
 
 
-def _board_lines(folder: str, robot: str, runs: str, label: str, v3: bool) -> str:
+def _board_lines(
+    folder: str, robot: str, runs: str, label: str, v3: bool, observer: bool = False
+) -> str:
     """The boards of the agent folders ``runs`` (space-separated) into ``docs/results/folder``.
 
-    The two v2 boards, and with ``v3`` the v3 board (its runs in ``runs/<label>_v3``).
+    The two v2 boards, and with ``v3`` the v3 board (its runs in ``runs/<label>_v3``, or
+    ``runs/<label>_observer_v3``); ``observer``: the policies see the velocity observer.
     """
+    robot_opts = f"--robot {robot}" + (" --observer" if observer else "")
     lines = (
-        f"twolink realaigym performance {runs} --robot {robot} --out docs/results/{folder}\n"
-        f"twolink realaigym robustness {runs} --robot {robot} --out docs/results/{folder} --seed 3"
+        f"twolink realaigym performance {runs} {robot_opts} --out docs/results/{folder}\n"
+        f"twolink realaigym robustness {runs} {robot_opts} --out docs/results/{folder} --seed 3"
     )
     if v3:
         # the v3 runs' trajectories (5 MB each) stay in runs/; the page reads v3.json
-        v3_out = f"runs/{label}_v3"
+        v3_out = f"runs/{label}{'_observer' if observer else ''}_v3"
         lines += (
-            f"\ntwolink realaigym v3 {runs} --robot {robot} --out {v3_out}\n"
+            f"\ntwolink realaigym v3 {runs} {robot_opts} --out {v3_out}\n"
             f"cp {v3_out}/v3.json docs/results/{folder}/"
         )
     return lines
 
 
-def _distilled_commands(folder: str, robot: str, config: str, label: str, options: str) -> str:
-    """DAgger from the robot's MPPI variant (observing ``config``) into ``runs/<label>``, boards."""
+def _distilled_commands(
+    folder: str, robot: str, config: str, label: str, options: str, observer: bool = False
+) -> str:
+    """DAgger from the robot's MPPI variant (observing ``config``) into ``runs/<label>``, boards.
+
+    ``observer``: the boards run with the velocity observer (:func:`_board_lines`).
+    """
     runs = " ".join(f"runs/{label}/agent_s{n}" for n in range(3))
     distill = (
         f"python benchmarks/realaigym_v3_distill.py realaigym_{robot}_mppi --robot {robot} "
         f"--config configs/{config}.yaml --seeds 0 1 2 "
         f"{options} --out runs/{label}"
     )
-    return f"{distill}\n{_board_lines(folder, robot, runs, label, True)}"
+    return f"{distill}\n{_board_lines(folder, robot, runs, label, True, observer)}"
 
 
 def _board_commands(
@@ -1101,14 +1128,16 @@ def _board_commands(
     v3: bool = False,
     at_once: bool = False,
     set_seeds: bool = False,
+    observer: bool = False,
 ) -> str:
     """Train ``config`` on ``seeds`` as runs/``label``_sN, the boards into ``folder``, ship one.
 
     ``ship`` is the shipped seed and the agent's name (None: none ships); ``v3`` adds the
-    v3 board to the two v2 boards; ``at_once``, ``set_seeds``: see :func:`_seed_runs`.
+    v3 board to the two v2 boards; ``at_once``, ``set_seeds``: see :func:`_seed_runs`;
+    ``observer``: the boards run with the velocity observer (:func:`_board_lines`).
     """
     runs, train = _seed_runs(config, label, seeds, at_once, set_seeds)
-    lines = f"{train}\n{_board_lines(folder, robot, runs, label, v3)}"
+    lines = f"{train}\n{_board_lines(folder, robot, runs, label, v3, observer)}"
     if ship is None:
         return lines
     seed, name = ship
@@ -1283,6 +1312,21 @@ REALAIGYM_GROUPS = (
             "realaigym_pendubot_dagger_4096",
             "--rounds 6 --samples 4096 --hidden 256 256 256 --lr-schedule cosine "
             "--fit-steps 8000 --final-hidden 512 512 512",
+        ),
+    ),
+    BoardGroup(
+        "realaigym/pendubot_dagger_4096_observer",
+        "Pendubot, the 4,096-sample MPPI planner distilled by DAgger, through the velocity "
+        "observer",
+        "pendubot",
+        _distilled_commands(
+            "realaigym/pendubot_dagger_4096_observer",
+            "pendubot",
+            "realaigym_pendubot_jax_sac_v3_push",
+            "realaigym_pendubot_dagger_4096",
+            "--rounds 6 --samples 4096 --hidden 256 256 256 --lr-schedule cosine "
+            "--fit-steps 8000 --final-hidden 512 512 512",
+            observer=True,
         ),
     ),
     BoardGroup(

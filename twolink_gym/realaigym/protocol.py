@@ -52,6 +52,7 @@ from numpy.typing import ArrayLike, NDArray
 from twolink_gym.codec import ACTUATIONS
 from twolink_gym.params import ArmParams
 from twolink_gym.realaigym.arm import TORQUE_LIMITS, arm, from_realaigym_state, to_realaigym_state
+from twolink_gym.realaigym.observer import VelocityObserver
 from twolink_gym.realaigym.scoring import Trajectory
 from twolink_gym.simulation import Simulation
 from twolink_gym.tasks import SwingupTask
@@ -178,11 +179,15 @@ class PolicyRunner:
         the actuation and the ``max_torque`` that scales its actions.
     decision_steps : int
         2 ms steps between its decisions (its command is held in between).
+    observer : VelocityObserver, optional
+        Estimates the state from each measurement before the policy sees it
+        (:mod:`twolink_gym.realaigym.observer`); restarted at an episode start.
     """
 
     predictor: Any
     sim: Simulation
     decision_steps: int = 1
+    observer: VelocityObserver | None = None
 
     def __post_init__(self) -> None:
         if self.sim.observation_kind != "state":
@@ -198,13 +203,22 @@ class PolicyRunner:
     def command(self, measured: NDArray[np.float64], state: Any, start: bool) -> tuple[Any, Any]:
         """Joint torques ``(n, 2)`` [N·m] for measured states ``(n, 4)`` (our angles)."""
         n = measured.shape[0]
+        if self.observer is not None:
+            if start:
+                self.observer.reset()
+            measured = self.observer.estimate(
+                measured, self.decision_steps * DT, self.decision_steps
+            )
         obs = self.sim.observe(measured, np.zeros((n, 0)))
         starts = np.full(n, start)
         action, state = self.predictor.predict(
             obs, state=state, episode_start=starts, deterministic=True
         )
         a = np.asarray(action, dtype=np.float64).reshape(n, self.sim.action_size)
-        return self.sim.expand_action(np.clip(a, -1.0, 1.0)) * self.sim.max_torque, state
+        torque = self.sim.expand_action(np.clip(a, -1.0, 1.0)) * self.sim.max_torque
+        if self.observer is not None:
+            self.observer.hold(torque)
+        return torque, state
 
 
 @dataclasses.dataclass(frozen=True)

@@ -276,13 +276,17 @@ def _policy_function(
         fn = policy
         return lambda x, t: np.asarray(fn(x, t), dtype=np.float64).reshape(2)
     runner = policy
-    memory: dict[str, Any] = {"calls": 0, "state": None, "command": np.zeros(2)}
+    memory: dict[str, Any] = {"calls": 0, "state": None, "command": np.zeros(2), "decided": 0.0}
+    period = runner.decision_steps * DT
 
     def act(x: NDArray[np.float64], t: float) -> NDArray[np.float64]:
         calls = memory["calls"]
         if calls % runner.decision_steps == 0:
+            if runner.observer is not None and calls and t - memory["decided"] > 1.5 * period:
+                runner.observer.reset()  # a push came between: nothing to predict from
             command, memory["state"] = runner.command(x[None, :], memory["state"], calls == 0)
             memory["command"] = np.asarray(command, dtype=np.float64).reshape(2)
+            memory["decided"] = t
         memory["calls"] = calls + 1
         return np.asarray(memory["command"], dtype=np.float64).copy()
 
