@@ -113,9 +113,13 @@ def _runners(args: argparse.Namespace) -> list[tuple[str, PolicyRunner]]:
     return runners
 
 
-def _observer_details(runner: PolicyRunner) -> dict[str, Any]:
-    """``{"observer": settings}`` for a runner with an observer, else empty."""
-    return {} if runner.observer is None else {"observer": runner.observer.settings()}
+def _observer_details(runner: Any) -> dict[str, Any]:
+    """``{"observer": settings}`` for a runner with an observer, else empty.
+
+    Also empty for a plain policy function, which ``run_v3`` accepts too.
+    """
+    observer = getattr(runner, "observer", None)
+    return {} if observer is None else {"observer": observer.settings()}
 
 
 def _row_name(row: dict[str, Any]) -> str:

@@ -1330,6 +1330,22 @@ REALAIGYM_GROUPS = (
         ),
     ),
     BoardGroup(
+        "realaigym/acrobot_sac_observer",
+        "Acrobot, SAC (SBX), `configs/realaigym_acrobot_sac.yaml`, through the velocity observer",
+        "acrobot",
+        "# seed 0: the shipped pretrained:realaigym_acrobot_sac, exported from runs/rag_acrobot_sbx_s0\n"
+        + _seed_runs("realaigym_acrobot_sac", "rag_acrobot_sbx", "1 2")[1]
+        + "\n"
+        + _board_lines(
+            "realaigym/acrobot_sac_observer",
+            "acrobot",
+            "pretrained:realaigym_acrobot_sac runs/rag_acrobot_sbx_s1 runs/rag_acrobot_sbx_s2",
+            "rag_acrobot_sbx",
+            False,
+            observer=True,
+        ),
+    ),
+    BoardGroup(
         "realaigym/acrobot_jax_sac_v3_line",
         "Acrobot, SAC trained in JAX for v3 with the line in its reward, "
         "`configs/realaigym_acrobot_jax_sac_v3_line.yaml`",
