@@ -309,7 +309,8 @@ def run_v3(
     policy : PolicyRunner, callable or None
         A :class:`~twolink_gym.realaigym.protocol.PolicyRunner` (asked with the
         true state, every ``decision_steps``-th of its own calls, the command
-        held in between; pushes are not its calls), a function
+        held in between; pushes are not its calls, and its observer, if any, restarts
+        after each push), a function
         ``f(x, t) -> (τ1, τ2)`` of the state in our angles and the time, or
         None (no torque outside the pushes).
     robot : {"acrobot", "pendubot"}
