@@ -86,9 +86,8 @@ def test_a_jump_in_the_angles_restarts_from_the_measurement() -> None:
     x0 = np.array([[0.3, -0.2, 1.0, -2.0]])
     np.testing.assert_array_equal(observer.estimate(x0, 0.01, 5), x0)  # the first: as measured
     observer.hold([[1.0, 0.0]])
-    jumped = x0 + np.array(
-        [[0.5, 0.0, 3.0, 3.0]]
-    )  # 0.5 rad in 10 ms at about 1 rad/s: not a prediction
+    # 0.5 rad in 10 ms at about 1 rad/s: not a prediction
+    jumped = x0 + np.array([[0.5, 0.0, 3.0, 3.0]])
     np.testing.assert_array_equal(observer.estimate(jumped, 0.01, 5), jumped)
     observer.hold([[1.0, 0.0]])
     # a wrap of the angle by 2π is no jump: the innovation is wrapped

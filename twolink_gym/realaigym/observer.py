@@ -11,7 +11,8 @@ between the measurement and the policy by
 1. *predicts* the state from its last estimate ``x̂`` under the torque the policy
    commanded since: ``m`` RK4 steps of 2 ms of the policy's nominal arm
    (:func:`twolink_gym.integrators.step`, the boards' integrator);
-2. takes the angles' innovation ``e = wrap(q_meas - q_pred)``;
+2. takes the angles' innovation ``e = wrap(q_meas - q_pred)``
+   (:func:`twolink_gym.kinematics.wrap_angle`);
 3. keeps the measured angles and corrects the predicted velocities:
    ``q̇̂ = q̇_pred + velocity_gain · (q̇_meas - q̇_pred) + position_gain · e / h``.
 
@@ -36,6 +37,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from twolink_gym.integrators import step
+from twolink_gym.kinematics import wrap_angle
 from twolink_gym.params import ArmParams
 
 __all__ = ["OBSERVER_GAINS", "VelocityObserver"]
@@ -111,7 +113,7 @@ class VelocityObserver:
             x = y.copy()
         else:
             predicted = step(self.params, last, torque, period, substeps)
-            e = np.remainder(y[:, :2] - predicted[:, :2] + math.pi, 2.0 * math.pi) - math.pi
+            e = wrap_angle(y[:, :2] - predicted[:, :2])
             x = np.empty_like(y)
             x[:, :2] = y[:, :2]
             x[:, 2:] = (
