@@ -22,7 +22,7 @@ from twolink_gym.realaigym.protocol import (
     perturbation_profile,
     run,
 )
-from twolink_gym.realaigym.robustness import levels
+from twolink_gym.realaigym.robustness import MODEL_PARAMETERS, MODEL_RANGES, levels, model_arm
 
 
 class Constant:
@@ -226,6 +226,24 @@ def test_family_levels_are_realaigyms() -> None:
     assert m1r1.I1 < 0 and m1r1.I1 + m1r1.m1 * m1r1.lc1**2 == pytest.approx(
         arm().I1 + 0.5234602302310271 * 0.04
     )
+
+
+def test_model_arm_between_the_levels() -> None:
+    # the ranges of RealAIGym's model family: factors 0.75-1.25, or the absolute spans
+    assert set(MODEL_RANGES) == set(MODEL_PARAMETERS)
+    assert MODEL_RANGES["m2"] == (0.75, 1.25) and MODEL_RANGES["cf1"] == (-0.2, 0.2)
+    assert MODEL_RANGES["Ir"] == (0.0, 1e-4) and MODEL_RANGES["b2"] == (-0.1, 0.1)
+    nominal = arm()
+    heavy = model_arm("m2", 1.1)
+    assert heavy.m2 == pytest.approx(1.1 * nominal.m2, rel=1e-12)
+    # RealAIGym's I2 is about the joint: the centre-of-mass inertia takes the added m2 r2²
+    assert heavy.I2 + heavy.m2 * heavy.lc2**2 == pytest.approx(
+        nominal.I2 + nominal.m2 * nominal.lc2**2, rel=1e-12
+    )
+    assert model_arm("b1", 0.03).friction1 == 0.03 and model_arm("cf2", -0.1).coulomb2 == -0.1
+    assert model_arm("I1", 1.0) == nominal
+    with pytest.raises(ValueError, match=r"name must be one of \['Ir', 'm1r1'"):
+        model_arm("mass", 1.0)
 
 
 def test_published_boards_have_their_source() -> None:

@@ -16,8 +16,8 @@ end to end in JAX on the twin of the env (``twolink_gym.jax``), every seed of
 so not entries of :data:`ALGORITHMS`; :func:`check_hyperparams` and
 :func:`is_rejax` know them.
 
-The imitation names (:data:`IMITATION_ALGORITHMS`, ``dagger``) label networks
-trained by imitating a planner, outside ``twolink train``: the script named
+The imitation names (:data:`IMITATION_ALGORITHMS`, ``dagger`` and ``dart``) label
+networks trained by imitating a controller, outside ``twolink train``: the script named
 there writes their agent folders (a numpy policy, ``policy.npz``, like the
 ``jax_*`` agents') with a config whose ``algo.hyperparams`` records the settings
 it used (:data:`IMITATION_SETTINGS`). Every command that runs a policy loads
@@ -84,7 +84,10 @@ SBX_ALGORITHMS: dict[str, str] = {
 REJAX_ALGORITHMS: dict[str, str] = {"jax_ppo": "PPO", "jax_sac": "SAC"}
 
 #: Networks trained by imitation, by config name: the script that trains them.
-IMITATION_ALGORITHMS: dict[str, str] = {"dagger": "benchmarks/realaigym_v3_distill.py"}
+IMITATION_ALGORITHMS: dict[str, str] = {
+    "dagger": "benchmarks/realaigym_v3_distill.py",
+    "dart": "benchmarks/realaigym_v2_distill.py",
+}
 
 #: The settings an imitation algorithm's ``algo.hyperparams`` may record, by config name.
 IMITATION_SETTINGS: dict[str, frozenset[str]] = {
@@ -104,7 +107,28 @@ IMITATION_SETTINGS: dict[str, frozenset[str]] = {
             "select_seeds",
             "chosen_round",
         }
-    )
+    ),
+    "dart": frozenset(
+        {
+            "teacher",
+            "rounds",
+            "runs",
+            "fit_steps",
+            "hidden",
+            "lr",
+            "activation",
+            "torque_noise",
+            "pulse_fraction",
+            "model_fraction",
+            "delay_fraction",
+            "delay_max",
+            "velocity_noise",
+            "select_arms",
+            "select_spread",
+            "select_from",
+            "chosen_round",
+        }
+    ),
 }
 
 #: How to install the JAX algorithms.

@@ -1102,20 +1102,49 @@ def _board_lines(
     return lines
 
 
-def _distilled_commands(
-    folder: str, robot: str, config: str, label: str, options: str, observer: bool = False
+def _imitation_commands(
+    script: str,
+    teacher: str,
+    folder: str,
+    robot: str,
+    config: str,
+    label: str,
+    options: str,
+    v3: bool,
+    observer: bool,
 ) -> str:
-    """DAgger from the robot's MPPI variant (observing ``config``) into ``runs/<label>``, boards.
+    """``benchmarks/<script>`` imitating ``realaigym_<robot>_<teacher>`` into ``runs/<label>``, boards.
 
-    ``observer``: the boards run with the velocity observer (:func:`_board_lines`).
+    The network observes ``configs/<config>.yaml``; ``v3`` adds the v3 board, ``observer``
+    runs the boards with the velocity observer (:func:`_board_lines`).
     """
     runs = " ".join(f"runs/{label}/agent_s{n}" for n in range(3))
     distill = (
-        f"python benchmarks/realaigym_v3_distill.py realaigym_{robot}_mppi --robot {robot} "
+        f"python benchmarks/{script} realaigym_{robot}_{teacher} --robot {robot} "
         f"--config configs/{config}.yaml --seeds 0 1 2 "
-        f"{options} --out runs/{label}"
+        + (f"{options} " if options else "")
+        + f"--out runs/{label}"
     )
-    return f"{distill}\n{_board_lines(folder, robot, runs, label, True, observer)}"
+    return f"{distill}\n{_board_lines(folder, robot, runs, label, v3, observer)}"
+
+
+def _distilled_commands(
+    folder: str, robot: str, config: str, label: str, options: str, observer: bool = False
+) -> str:
+    """DAgger from the robot's MPPI variant (observing ``config``) into ``runs/<label>``, boards."""
+    return _imitation_commands(
+        "realaigym_v3_distill.py", "mppi", folder, robot, config, label, options, True, observer
+    )
+
+
+def _dart_commands(
+    folder: str, robot: str, label: str, options: str = "", observer: bool = False
+) -> str:
+    """DART from the robot's TVLQR variant into ``runs/<label>``, the two v2 boards."""
+    config = f"realaigym_{robot}_sac"
+    return _imitation_commands(
+        "realaigym_v2_distill.py", "tvlqr", folder, robot, config, label, options, False, observer
+    )
 
 
 def _board_commands(
@@ -1326,6 +1355,36 @@ REALAIGYM_GROUPS = (
             "realaigym_pendubot_dagger_4096",
             "--rounds 6 --samples 4096 --hidden 256 256 256 --lr-schedule cosine "
             "--fit-steps 8000 --final-hidden 512 512 512",
+            observer=True,
+        ),
+    ),
+    BoardGroup(
+        "realaigym/pendubot_dart",
+        "Pendubot, the TVLQR distilled by DART into a network of the state "
+        "(`algo.name: dart`, `benchmarks/realaigym_v2_distill.py`)",
+        "pendubot",
+        _dart_commands("realaigym/pendubot_dart", "pendubot", "realaigym_pendubot_dart"),
+    ),
+    BoardGroup(
+        "realaigym/acrobot_dart",
+        "Acrobot, the TVLQR distilled by DART into a network of the state "
+        "(`algo.name: dart`, `benchmarks/realaigym_v2_distill.py`)",
+        "acrobot",
+        _dart_commands(
+            "realaigym/acrobot_dart", "acrobot", "realaigym_acrobot_dart", "--rounds 12"
+        ),
+    ),
+    BoardGroup(
+        "realaigym/pendubot_dart_dr_observer",
+        "Pendubot, the TVLQR distilled by DART with the robustness families in its data, "
+        "through the velocity observer",
+        "pendubot",
+        _dart_commands(
+            "realaigym/pendubot_dart_dr_observer",
+            "pendubot",
+            "realaigym_pendubot_dart_dr",
+            "--rounds 12 --model-fraction 0.3 --delay-fraction 0.3 --velocity-noise 0.3 "
+            "--pulse-fraction 0.3 --select-from worlds --select-arms 32",
             observer=True,
         ),
     ),

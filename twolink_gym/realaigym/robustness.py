@@ -60,10 +60,12 @@ from twolink_gym.realaigym.protocol import (
 __all__ = [
     "FAMILIES",
     "MODEL_PARAMETERS",
+    "MODEL_RANGES",
     "FamilyResult",
     "Level",
     "arm_from_realaigym",
     "levels",
+    "model_arm",
     "robustness",
 ]
 
@@ -181,48 +183,67 @@ _ABSOLUTE = {
     "cf1": "coulomb1",
     "cf2": "coulomb2",
 }
-#: Their ranges: ``linspace(low, high, 21)``.
-_SPANS = {
-    "Ir": (0.0, 1e-4),
-    "b1": (-0.1, 0.1),
-    "b2": (-0.1, 0.1),
-    "cf1": (-0.2, 0.2),
-    "cf2": (-0.2, 0.2),
+#: Each model parameter's range on the board, ``(low, high)``: the value of the
+#: absolute ones (rotor inertia [kg·m²], viscous [N·m·s] and Coulomb [N·m] friction),
+#: the factor on RealAIGym's value of the others; 21 levels ``linspace(low, high, 21)``.
+MODEL_RANGES: dict[str, tuple[float, float]] = {
+    name: {
+        "Ir": (0.0, 1e-4),
+        "b1": (-0.1, 0.1),
+        "b2": (-0.1, 0.1),
+        "cf1": (-0.2, 0.2),
+        "cf2": (-0.2, 0.2),
+    }.get(name, (0.75, 1.25))
+    for name in MODEL_PARAMETERS
 }
 
 
-def _model_level(name: str, value: float, p: list[float], motors: dict[str, float]) -> Level:
-    """The level ``value`` of ``name`` with RealAIGym's parameters ``p``; not run if no arm holds it."""
-    try:
-        arm_params = arm_from_realaigym(*p, **motors)
-    except ValueError as exc:
-        return Level("model", name, value, 1, None, f"not a valid plant: {exc}")
-    return Level("model", name, value, 1, arm_params)
+def model_arm(name: str, value: float) -> ArmParams:
+    """The plant of the model family with ``name`` at ``value``, every other parameter RealAIGym's.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`MODEL_PARAMETERS`.
+    value : float
+        The parameter's value, or for the scaled parameters (``m1r1``, ``I1``,
+        ``m2r2``, ``m2``, ``I2``) its factor (:data:`MODEL_RANGES`).
+
+    Raises
+    ------
+    ValueError
+        For another name (listing them), or a plant no arm holds
+        (:func:`arm_from_realaigym`).
+    """
+    if name not in MODEL_PARAMETERS:
+        raise ValueError(f"name must be one of {list(MODEL_PARAMETERS)}, got {name!r}")
+    m1, m2, l1, l2, r1, r2, i1, i2 = DESIGNS["C.1/1.1"]
+    p = [m1, m2, l1, l2, r1, r2, i1, i2]
+    if name in _ABSOLUTE:
+        return arm_from_realaigym(*p, **{_ABSOLUTE[name]: value})
+    if name == "m1r1":
+        p[4] = value * m1 * r1 / m1
+    elif name == "I1":
+        p[6] = value * i1
+    elif name == "m2r2":
+        p[5] = value * m2 * r2 / m2
+    elif name == "m2":
+        p[1] = value * m2
+    else:  # I2
+        p[7] = value * i2
+    return arm_from_realaigym(*p)
 
 
 def _model_levels() -> list[Level]:
-    m1, m2, l1, l2, r1, r2, i1, i2 = DESIGNS["C.1/1.1"]
     out = []
-    factors = np.linspace(0.75, 1.25, 21)
     for name in MODEL_PARAMETERS:
-        if name in _ABSOLUTE:
-            for value in np.linspace(*_SPANS[name], 21):
-                p = [m1, m2, l1, l2, r1, r2, i1, i2]
-                out.append(_model_level(name, float(value), p, {_ABSOLUTE[name]: float(value)}))
-            continue
-        for f in factors:
-            p = [m1, m2, l1, l2, r1, r2, i1, i2]
-            if name == "m1r1":
-                p[4] = f * m1 * r1 / m1
-            elif name == "I1":
-                p[6] = f * i1
-            elif name == "m2r2":
-                p[5] = f * m2 * r2 / m2
-            elif name == "m2":
-                p[1] = f * m2
-            else:  # I2
-                p[7] = f * i2
-            out.append(_model_level(name, float(f), p, {}))
+        for value in np.linspace(*MODEL_RANGES[name], 21):
+            try:
+                plant = model_arm(name, float(value))
+            except ValueError as exc:
+                out.append(Level("model", name, float(value), 1, None, f"not a valid plant: {exc}"))
+                continue
+            out.append(Level("model", name, float(value), 1, plant))
     return out
 
 
