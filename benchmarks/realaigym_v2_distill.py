@@ -33,12 +33,16 @@ torque on the states those worlds lead to (domain randomisation of the data, not
 teacher).
 
 The network never sees the time: it must find the swing-up in the state alone. Each
-round's network runs the performance protocol on ``--select-arms`` held-out arms, drawn
-from a generator of their own (:data:`SELECT_ARMS_SEED`): with ``--select-from nearby``
-the board's arm with ``m2`` and ``I2`` scaled by factors drawn uniformly in
+round's network is scored on ``--select-arms`` held-out arms or worlds, drawn from a
+generator of their own (:data:`SELECT_ARMS_SEED`): with ``--select-from nearby`` the
+board's arm with ``m2`` and ``I2`` scaled by factors drawn uniformly in
 ``1 ± --select-spread``, with ``--select-from model`` arms of the model family
-(:func:`model_family_arm`); the round with the best mean v2 performance score is the
-seed's choice. The board's own run chooses nothing.
+(:func:`model_family_arm`), each scored by the performance protocol's v2 score; with
+``--select-from worlds`` worlds drawn as the training runs' are (noise from a second
+generator of their own), each scored 1 if the run ends in the robustness boards' success
+box. The round with the best mean is the seed's choice (a tie goes to the later round,
+which has more labels); a rerun that asks for another held-out set scores the saved
+rounds on it. The board's own run chooses nothing.
 
 Writes ``OUT/seed_S/round_K/policy.npz`` (:class:`~twolink_gym.training.jax_export.NumpyPolicy`'s
 format), ``OUT/seed_S/log.json`` (each round's labels, runs kept, fit loss and selection
@@ -55,7 +59,7 @@ Usage::
 
     python benchmarks/realaigym_v2_distill.py realaigym_pendubot_tvlqr --robot pendubot \
         --config configs/realaigym_pendubot_sac.yaml --seeds 0 1 2 [--rounds 12] \
-        [--model-fraction 0.3 --delay-fraction 0.3 --velocity-noise 0.3 --select-from model] \
+        [--model-fraction 0.3 --delay-fraction 0.3 --velocity-noise 0.3 --select-from worlds] \
         --out DIR
 """
 
