@@ -183,18 +183,21 @@ _ABSOLUTE = {
     "cf1": "coulomb1",
     "cf2": "coulomb2",
 }
-#: Each model parameter's range on the board, ``(low, high)``: the value of the
-#: absolute ones (rotor inertia [kg·m²], viscous [N·m·s] and Coulomb [N·m] friction),
-#: the factor on RealAIGym's value of the others; 21 levels ``linspace(low, high, 21)``.
+#: The values the absolute parameters span: rotor inertia [kg·m²], viscous [N·m·s] and
+#: Coulomb [N·m] friction.
+_SPANS = {
+    "Ir": (0.0, 1e-4),
+    "b1": (-0.1, 0.1),
+    "b2": (-0.1, 0.1),
+    "cf1": (-0.2, 0.2),
+    "cf2": (-0.2, 0.2),
+}
+#: The factors on RealAIGym's value that the other parameters span.
+_FACTORS = (0.75, 1.25)
+#: Each model parameter's range on the board, ``(low, high)``: a value for the absolute
+#: ones, a factor for the others; 21 levels ``linspace(low, high, 21)``.
 MODEL_RANGES: dict[str, tuple[float, float]] = {
-    name: {
-        "Ir": (0.0, 1e-4),
-        "b1": (-0.1, 0.1),
-        "b2": (-0.1, 0.1),
-        "cf1": (-0.2, 0.2),
-        "cf2": (-0.2, 0.2),
-    }.get(name, (0.75, 1.25))
-    for name in MODEL_PARAMETERS
+    name: _SPANS.get(name, _FACTORS) for name in MODEL_PARAMETERS
 }
 
 
