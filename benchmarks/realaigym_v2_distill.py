@@ -242,14 +242,6 @@ def main() -> None:
     cfg = dataclasses.replace(cfg, env=env)
     sim = teacher.sim
     obs_dim = int(sim.observe(np.zeros((1, 4)), np.zeros((1, 0))).shape[1])
-    held_out = np.random.default_rng(SELECT_ARMS_SEED)
-    if args.select_from == "model":
-        select_arms = [model_family_arm(held_out) for _ in range(args.select_arms)]
-    elif args.select_from == "nearby":
-        select_arms = held_out_arms(args.select_arms, args.select_spread)
-    select = {"from": args.select_from, "count": args.select_arms}
-    if args.select_from == "nearby":
-        select["spread"] = args.select_spread
 
     hidden = {"relu": jax.nn.relu, "tanh": jnp.tanh, "silu": jax.nn.silu}[args.activation]
 
@@ -322,7 +314,14 @@ def main() -> None:
             score(criteria(runs.trajectory(i), args.robot, "v2"), "v2") for i in range(len(arms))
         ]
 
-    if args.select_from == "worlds":
+    held_out = np.random.default_rng(SELECT_ARMS_SEED)
+    select: dict[str, Any] = {"from": args.select_from, "count": args.select_arms}
+    if args.select_from == "nearby":
+        select["spread"] = args.select_spread
+        select_arms = held_out_arms(args.select_arms, args.select_spread)
+    elif args.select_from == "model":
+        select_arms = [model_family_arm(held_out) for _ in range(args.select_arms)]
+    else:
         select_worlds = conditions(held_out, args.select_arms)
 
     def selection_scores(policy: NumpyPolicy) -> list[float]:
@@ -442,7 +441,8 @@ def main() -> None:
             best,
             imitation_config(cfg, "dart", seed, int(chosen["labels"]), settings, agent),
             f"RealAIGym's {args.variant} distilled by DART into a network of the state "
-            f"(seed {seed}; round {chosen['round']} of {args.rounds}, chosen on held-out arms)",
+            f"(seed {seed}; round {chosen['round']} of {args.rounds}, chosen on held-out "
+            f"{'worlds' if args.select_from == 'worlds' else 'arms'})",
         )
         board = performance(policy_runner(str(agent), args.robot).predictor, [arm()])[0]
         result = {
