@@ -1,13 +1,11 @@
 """Tests of the tip paths, the workspace check, the sampler and the joint reference."""
 
-import importlib.util
 import math
 import re
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from benchmark_scripts import load_benchmark
 
 import twolink_gym.kinematics as kin
 from twolink_gym import ArmParams
@@ -36,15 +34,6 @@ ANALYTIC = [
     LoopingPath(),
     LoopingPath(centre=(0.1, 0.1), radius=0.5, loop_radius=0.1, loops=5, period=20.0),
 ]
-
-
-def _load_benchmark():
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "looping_path.py"
-    spec = importlib.util.spec_from_file_location("looping_path", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["looping_path"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 # -- analytic derivatives ------------------------------------------------------------
@@ -358,7 +347,7 @@ def test_jacobian_derivative_is_used_consistently_with_tip_acceleration():
 
 
 def test_computed_torque_tracks_the_looping_path_and_open_loop_diverges():
-    bench = _load_benchmark()
+    bench = load_benchmark("looping_path")
     path = LoopingPath()
     run = bench.computed_torque(bench.LOOPING_ARM, bench.LOOPING_ARM, path, seconds=4.0)
     assert run.rms < 1e-3

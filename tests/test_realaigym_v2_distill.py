@@ -9,16 +9,15 @@ writes, and its resume against the rounds a first call saved.
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
 import yaml
+from benchmark_scripts import load_benchmark
 from twolink_gym.training.cli import main as twolink
 
 from twolink_gym.realaigym.arm import arm, from_realaigym_state
@@ -29,16 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "realaigym_v2_distill.py"
 
 
-def _load_benchmark() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("realaigym_v2_distill", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["realaigym_v2_distill"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-distill = _load_benchmark()
+distill = load_benchmark("realaigym_v2_distill")
 
 
 @pytest.mark.parametrize("robot, motor", [("acrobot", 1), ("pendubot", 0)])

@@ -8,19 +8,17 @@ written here, against values worked out by hand; the log on real tiny
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import re
-import sys
 import time
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
 import torch
 import yaml
+from benchmark_scripts import load_benchmark
 from twolink_gym.training.cli import main as twolink
 from twolink_gym.training.config import config_from_dict
 from twolink_gym.training.train import TIME_LOG_COLUMNS, read_time_log
@@ -28,17 +26,7 @@ from twolink_gym.training.train import TIME_LOG_COLUMNS, read_time_log
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _load_benchmark() -> ModuleType:
-    path = ROOT / "benchmarks" / "time_to_solve.py"
-    spec = importlib.util.spec_from_file_location("time_to_solve", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["time_to_solve"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-tts = _load_benchmark()
+tts = load_benchmark("time_to_solve")
 
 
 @pytest.fixture(autouse=True)
