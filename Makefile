@@ -9,7 +9,7 @@ CONFIG ?= configs/default.yaml
 # seeded and reproducible, so running it twice gives the same run. Set
 # RUN_ARGS= (empty) to make `twolink run` refuse to replace an existing run.
 RUN_ARGS ?= --overwrite
-LINT_DIRS := twolink_gym training tests benchmarks
+LINT_DIRS := twolink_gym training tests benchmarks docs/scripts
 
 .PHONY: run test lint bench docs docs-results chromium clean-venv
 

@@ -109,6 +109,8 @@ def rollout(
     effort = np.zeros(n)
     saturated_steps = np.zeros(n)
     steps = np.zeros(n)
+    if env.max_episode_steps is None:
+        raise ValueError("env: a vector env with max_episode_steps (each copy runs one episode)")
     for _ in range(env.max_episode_steps):
         seen = obs if noise_rng is None else obs + std * noise_rng.standard_normal(obs.shape)
         action, state = controller.predict(seen, state, start)
@@ -276,7 +278,8 @@ def continuous_vs_discrete(episodes: int, seed: int) -> dict[str, Any]:
     radius_c = float(np.max(np.abs(np.linalg.eigvals(closed))))
     # the same controller with the continuous-time gain, on the env's episodes
     care = LQRController.from_env(env)
-    care.design = dataclasses.replace(d, k=k_c, eigenvalues=np.linalg.eigvals(closed))
+    eigenvalues = np.linalg.eigvals(closed).astype(np.complex128)
+    care.design = dataclasses.replace(d, k=k_c, eigenvalues=eigenvalues)
     care_summary = summarise(rollout(env, care, seed))
     result: dict[str, Any] = {
         "dt": d.dt,

@@ -33,6 +33,7 @@ import json
 import os
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -121,7 +122,9 @@ def gymnax_runner(n: int, steps: int) -> Callable[[], Any]:
 def numba_runner(env_id: str, n: int, steps: int) -> Callable[[], Any]:
     env = gym.make_vec(env_id, num_envs=n)
     env.reset(seed=0)
-    actions = action_batches(n, env.single_action_space.shape)
+    shape = env.single_action_space.shape
+    assert shape is not None
+    actions = action_batches(n, shape)
 
     def run() -> None:
         for i in range(steps):
@@ -202,11 +205,11 @@ def main(argv: list[str] | None = None) -> int:
                 row: dict[str, Any] = {"backend": backend, "dtype": dtype, "n": n, "steps": steps}
                 make_run: Callable[[], Callable[[], Any]]
                 if backend == "twin":
-                    make_run = lambda n=n, s=steps: twin_runner(args.env_id, n, s)  # noqa: E731
+                    make_run = partial(twin_runner, args.env_id, n, steps)
                 elif backend == "gymnax":
-                    make_run = lambda n=n, s=steps: gymnax_runner(n, s)  # noqa: E731
+                    make_run = partial(gymnax_runner, n, steps)
                 else:
-                    make_run = lambda n=n, s=steps: numba_runner(args.env_id, n, s)  # noqa: E731
+                    make_run = partial(numba_runner, args.env_id, n, steps)
                 try:
                     with jax.enable_x64(dtype == "float64"):
                         row.update(measure(make_run, args.repeats))

@@ -72,7 +72,9 @@ def main() -> None:
     parser.add_argument("--off-only", action="store_true", help="only the default path")
     args = parser.parse_args()
     print(f"twolink_gym from {os.path.dirname(twolink_gym.__file__)}; load {os.getloadavg()}")
-    settings = [("off", {})] + ([] if args.off_only else [("all models", MODELS)])
+    settings: list[tuple[str, dict[str, Any]]] = [("off", {})]
+    if not args.off_only:
+        settings.append(("all models", MODELS))
     for _ in range(args.rounds):
         for name, kwargs in settings:
             s, v = rates(kwargs, args.repeats)

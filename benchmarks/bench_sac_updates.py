@@ -32,6 +32,7 @@ import argparse
 import json
 import os
 import time
+from typing import Any
 
 import torch
 from sb3_contrib import TQC
@@ -91,7 +92,7 @@ def _timed(model, steps: int) -> float:
 
 def compare_backends(updates: int, json_path: str | None) -> None:
     """SB3 SAC against SBX SAC: same env and settings, one thread each (see the module doc)."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     print(
         "| implementation | env steps/s (1 update per step) | collection alone [steps/s] "
         "| gradient updates/s (collection removed) |"
@@ -144,7 +145,7 @@ def main() -> None:
         "| share of time in updates (UTD 1) |"
     )
     print("|---|---|---|---:|---:|---:|")
-    rows = []
+    rows: list[dict[str, Any]] = []
     for algo, her, net in [
         ("sac", False, 64),
         ("sac", False, 256),

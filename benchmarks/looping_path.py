@@ -172,7 +172,7 @@ class Run:
 
 
 def _instants(seconds: float, dt: float) -> Array:
-    return np.arange(round(seconds / dt) + 1) * dt
+    return np.arange(round(seconds / dt) + 1, dtype=np.float64) * dt
 
 
 def _start(params: ArmParams, path: TipPath, q_error: float) -> Array:

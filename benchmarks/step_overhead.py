@@ -66,13 +66,14 @@ def main() -> None:
     if core is not None:  # through numba's dispatch, as the core calls it
         loop, loop_args = core._loops.step, tuple(core.arrays)
     else:  # an earlier checkout: the env bound the loop's arguments itself
-        loop, loop_args = loop_env._loops.step, loop_env._step_args
+        loop, loop_args = loop_env._loops.step, loop_env._step_args  # type: ignore[attr-defined]
     by_address = getattr(loop_env, "_step_loop", None) if core is None else None
 
     def single(env_id: str, dispatch: bool = False) -> Callable[[int], object]:
         single_env = gym.make(env_id)
         if dispatch:
-            single_env.unwrapped._by_address = None  # the loop through numba's dispatch
+            # an earlier checkout's single env: the loop through numba's dispatch
+            single_env.unwrapped._by_address = None  # type: ignore[attr-defined]
         single_env.reset(seed=0)
         single_env.action_space.seed(0)
         sampled = [single_env.action_space.sample() for _ in range(1024)]

@@ -37,7 +37,7 @@ import gymnasium as gym
 import numpy as np
 
 import twolink_gym  # noqa: F401  (registers TwoLink-v0)
-from twolink_gym import TwoLinkVectorEnv
+from twolink_gym import TwoLinkEnv, TwoLinkVectorEnv
 
 ActionFn = Callable[[np.random.Generator, int, int], np.ndarray]
 
@@ -49,7 +49,7 @@ def random_actions(rng: np.random.Generator, n: int, t: int) -> np.ndarray:
 
 
 def bang_bang_actions(rng: np.random.Generator, n: int, t: int) -> np.ndarray:
-    return rng.choice(np.float32([-1.0, 1.0]), size=(n, 2))
+    return rng.choice(np.array([-1.0, 1.0], dtype=np.float32), size=(n, 2))
 
 
 def constant_max_actions(rng: np.random.Generator, n: int, t: int) -> np.ndarray:
@@ -106,7 +106,9 @@ class Figures:
 
 def run_vector(task: str, pattern: str, num_envs: int, steps_per_env: int, seed: int) -> Figures:
     env = TwoLinkVectorEnv(num_envs=num_envs, task=task, max_episode_steps=steps_per_env)
-    low, high = env.single_observation_space.low, env.single_observation_space.high
+    space = env.single_observation_space
+    assert isinstance(space, gym.spaces.Box)
+    low, high = space.low, space.high
     max_speed = env.sim.max_speed
     rng = np.random.default_rng(seed)
     act = PATTERNS[pattern]
@@ -128,7 +130,10 @@ def run_vector(task: str, pattern: str, num_envs: int, steps_per_env: int, seed:
 def run_single(task: str, pattern: str, steps: int, seed: int) -> Figures:
     env = gym.make("TwoLink-v0", task=task)
     space = env.observation_space
-    max_speed = env.unwrapped.sim.max_speed
+    assert isinstance(space, gym.spaces.Box)
+    unwrapped = env.unwrapped
+    assert isinstance(unwrapped, TwoLinkEnv)
+    max_speed = unwrapped.sim.max_speed
     rng = np.random.default_rng(seed)
     act = PATTERNS[pattern]
     figures = Figures()

@@ -16,7 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 #: The folders of the project's own Python code, relative to the repository root.
-PROJECT_DIRS = ("twolink_gym", "training", "tests", "benchmarks")
+PROJECT_DIRS = ("twolink_gym", "training", "tests", "benchmarks", "docs/scripts")
 
 
 def _tool(name: str) -> str:
@@ -30,7 +30,7 @@ def _tool(name: str) -> str:
 def lint_commands(root: Path) -> dict[str, list[str]]:
     """The lint commands, by name, over the project folders present under ``root``.
 
-    mypy checks the packages that ``[tool.mypy]`` in ``pyproject.toml`` lists.
+    mypy checks the folders that ``[tool.mypy]`` in ``pyproject.toml`` lists (``files``).
     """
     dirs = [d for d in PROJECT_DIRS if (root / d).is_dir()]
     return {

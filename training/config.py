@@ -599,7 +599,7 @@ def _check_v3_pushes_seeds(cfg: RunConfig, rejax: bool) -> None:
         and all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**32 for s in seeds)
         and len(set(seeds)) == len(seeds)
     )
-    if not valid:
+    if not valid or not isinstance(seeds, list):
         raise ConfigError(
             f"{src}: {key} must be a non-empty list of distinct integers in [0, 2**32) or null, "
             f"got {seeds!r}"

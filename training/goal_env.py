@@ -23,8 +23,8 @@ the relabelled target, not a second definition of it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, cast
 
 import numpy as np
 from gymnasium import spaces
@@ -99,11 +99,24 @@ class GoalSplit:
         target = obs[..., self.target]
         tip = target - obs[..., self.to_target]
         goal_space = self.space["achieved_goal"]
+        assert isinstance(goal_space, spaces.Box)
         return {
             "observation": obs[..., self.state],
             "achieved_goal": np.clip(tip, goal_space.low, goal_space.high),
             "desired_goal": target.copy(),
         }
+
+
+class GoalReward(Protocol):
+    """What a goal-conditioned task (``Task.goal_conditioned``) adds: its reward from a distance."""
+
+    def goal_free_term_names(self) -> tuple[str, ...]:
+        """The reward terms that do not depend on the target (read from ``infos``)."""
+        ...
+
+    def reward_at_distance(self, dist: Any, terms: Mapping[str, Any]) -> Any:
+        """The reward at tip-to-target distance ``dist`` [m] with the goal-free ``terms``."""
+        ...
 
 
 class GoalObservationVecEnv(VecEnvWrapper):
@@ -128,10 +141,10 @@ class GoalObservationVecEnv(VecEnvWrapper):
                 f"tasks with one: {goal_tasks}"
             )
         super().__init__(venv, observation_space=split.space)
-        self.task = task
+        self.task = cast(GoalReward, task)  # goal_conditioned: checked above
         self.split = split
 
-    def reset(self) -> dict[str, NDArray[np.float32]]:  # type: ignore[override]
+    def reset(self) -> dict[str, NDArray[np.float32]]:
         """Reset every copy; dict observations."""
         return self.split(self.venv.reset())  # type: ignore[arg-type]
 
@@ -169,7 +182,7 @@ class GoalObservationVecEnv(VecEnvWrapper):
         dist = np.sqrt(np.sum(delta * delta, axis=-1))
         infos = [info] if isinstance(info, dict) else list(info)
         terms: dict[str, Any] = {}
-        for key in self.task.goal_free_term_names():  # type: ignore[attr-defined]
+        for key in self.task.goal_free_term_names():
             if not all(key in i for i in infos):
                 raise ValueError(
                     f"compute_reward needs each transition's {key!r} in its info; with SB3's "

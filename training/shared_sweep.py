@@ -214,7 +214,12 @@ def _collect(
     workers: dict[int, str] = {}
     for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
         seed = _seed_of(t)
-        if seed in seeds and seed not in records and RECORD_ATTR in t.user_attrs:
+        if (
+            seed is not None
+            and seed in seeds
+            and seed not in records
+            and RECORD_ATTR in t.user_attrs
+        ):
             records[seed] = t.user_attrs[RECORD_ATTR]
             workers[seed] = str(t.user_attrs.get("worker", "?"))
     pending = tuple(s for s in seeds if s not in records)

@@ -16,7 +16,7 @@ mkdocstrings handler's ``extensions`` in ``mkdocs.yml``.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 import griffe
 
@@ -69,7 +69,7 @@ def _defaults(obj: griffe.Object) -> dict[str, str]:
     if not (obj.is_function or obj.is_class):
         return {}
     try:
-        parameters = obj.parameters  # type: ignore[union-attr]
+        parameters = cast("griffe.Function | griffe.Class", obj).parameters
     except (AttributeError, ValueError):
         return {}
     return {p.name: str(p.default) for p in parameters if p.default is not None}

@@ -864,10 +864,13 @@ def robustness_page() -> str:
     out.append("## Agents trained for robustness\n")
     from twolink_gym.training.stats import wilson_interval
 
+    def interval_at(k: int) -> str:
+        """One seed's 95 % Wilson interval (percent) at ``k`` of the sweep's episodes solved."""
+        low, high = wilson_interval(k, SWEEP_EPISODES)
+        return f"[{100 * low:.1f}, {100 * high:.1f}] at {pct(k / SWEEP_EPISODES)}"
+
     one_seed = ", ".join(
-        "[{:.1f}, {:.1f}] at {}".format(
-            *(100 * x for x in wilson_interval(k, SWEEP_EPISODES)), pct(k / SWEEP_EPISODES)
-        )
+        interval_at(k)
         for k in (SWEEP_EPISODES, round(0.95 * SWEEP_EPISODES), round(0.90 * SWEEP_EPISODES))
     )
     out.append(
