@@ -209,3 +209,34 @@ def test_export_of_a_run_folder_writes_a_self_normalising_policy_and_its_card(tm
     with pytest.raises(FileExistsError, match="--overwrite"):
         export_agent(run, out)
     assert sorted(p.name for p in out.iterdir()) == before
+
+
+def test_export_cli_writes_the_given_description_and_refuses_two_lines(tmp_path, capsys):
+    from twolink_gym.training.cli import main
+
+    cfg = config_from_dict(
+        {
+            "env": {"task": "balance", "normalize_obs": False},
+            "algo": {"name": "ppo", "hyperparams": {"n_steps": 64, "batch_size": 64}},
+            "train": {"total_timesteps": 64, "n_envs": 1, "output_dir": str(tmp_path)},
+            "evaluate": {"episodes": 2, "seed": 77},
+        }
+    )
+    venv = make_vec(cfg.env, 1, seed=0)
+    model = build_model("ppo", "MlpPolicy", venv, cfg.algo.hyperparams, seed=0)
+    run = tmp_path / "run"
+    run.mkdir()
+    model.save(run / "model.zip")
+    (run / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+    text = "PPO balancing, untrained: a test agent"
+    assert main(["export", str(run), "--out", str(tmp_path / "a"), "--description", text]) == 0
+    assert pretrained.read_card(tmp_path / "a").description == text
+    # without one, the card describes the config
+    assert main(["export", str(run), "--out", str(tmp_path / "b")]) == 0
+    assert (
+        pretrained.read_card(tmp_path / "b").description == "PPO on balance, the fully actuated arm"
+    )
+    capsys.readouterr()
+    assert main(["export", str(run), "--out", str(tmp_path / "c"), "--description", "a\nb"]) == 2
+    assert "description must be one non-empty line" in capsys.readouterr().err
+    assert not (tmp_path / "c").exists()

@@ -36,6 +36,7 @@ SHIPPED = {
     "swingup_pendubot_sac": ("swingup_pendubot", "sac", 0.80),
     "realaigym_acrobot_sac": ("swingup_acrobot", "sbx_sac", 0.80),
     "realaigym_pendubot_sac": ("swingup_pendubot", "sbx_sac", 0.80),
+    "realaigym_pendubot_dart": ("swingup_pendubot", "dart", 0.80),
     "swingup_pendubot_ppo": ("swingup_pendubot", "ppo", 0.80),
     "track_ppo": ("track", "ppo", 0.80),
     "track_sac": ("track", "sbx_sac", 0.80),

@@ -489,7 +489,8 @@ def export_agent(
         If ``out_dir`` exists and ``overwrite`` is false.
     ValueError
         If an ``sbx_*`` run was trained with ``env.goal_observation`` (SBX
-        agents are exported for flat observations only).
+        agents are exported for flat observations only), or ``description`` is
+        empty or more than one line.
     BackendNotInstalledError
         If the run was trained with an ``sbx_*`` algorithm and JAX is not installed.
 
@@ -502,6 +503,8 @@ def export_agent(
     from twolink_gym.training.train import CONFIG_FILE, MODEL_FILE
 
     src, out = Path(run_dir), Path(out_dir)
+    if description is not None and (not description.strip() or "\n" in description):
+        raise ValueError(f"description must be one non-empty line, got {description!r}")
     if not (src / CONFIG_FILE).is_file():
         raise FileNotFoundError(f"{src} is not a finished run: no {CONFIG_FILE}")
     exported = src / BACKENDS[backend_of(src)]

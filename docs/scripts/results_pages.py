@@ -1141,12 +1141,28 @@ def _distilled_commands(
 
 
 def _dart_commands(
-    folder: str, robot: str, label: str, options: str = "", observer: bool = False
+    folder: str,
+    robot: str,
+    label: str,
+    options: str = "",
+    observer: bool = False,
+    ship: tuple[int, str, str] | None = None,
 ) -> str:
-    """DART from the robot's TVLQR variant into ``runs/<label>``, the two v2 boards."""
+    """DART from the robot's TVLQR variant into ``runs/<label>``, the two v2 boards.
+
+    ``ship``: the shipped seed, the agent's name and its card's description (None: none ships).
+    """
     config = f"realaigym_{robot}_sac"
-    return _imitation_commands(
+    lines = _imitation_commands(
         "realaigym_v2_distill.py", "tvlqr", folder, robot, config, label, options, False, observer
+    )
+    if ship is None:
+        return lines
+    seed, name, description = ship
+    return (
+        f"{lines}\n"
+        f"twolink export runs/{label}/agent_s{seed} --out twolink_gym/pretrained/{name} "
+        f'--description "{description}"'
     )
 
 
@@ -1389,6 +1405,28 @@ REALAIGYM_GROUPS = (
             "--rounds 12 --model-fraction 0.3 --delay-fraction 0.3 --velocity-noise 0.3 "
             "--pulse-fraction 0.3 --select-from worlds --select-arms 32",
             observer=True,
+        ),
+    ),
+    BoardGroup(
+        "realaigym/pendubot_dart_robust_observer",
+        "Pendubot, the TVLQR distilled by DART with more of the model family and the delay in "
+        "its data, through the velocity observer (seed 0 ships as "
+        "`pretrained:realaigym_pendubot_dart`)",
+        "pendubot",
+        _dart_commands(
+            "realaigym/pendubot_dart_robust_observer",
+            "pendubot",
+            "realaigym_pendubot_dart_robust",
+            "--rounds 12 --model-fraction 0.4 --delay-fraction 0.5 --velocity-noise 0.3 "
+            "--pulse-fraction 0.3 --select-from worlds --select-arms 32",
+            observer=True,
+            ship=(
+                0,
+                "realaigym_pendubot_dart",
+                "The TVLQR swing-up realaigym_pendubot_tvlqr distilled by DART into a network "
+                "of the state (no clock, a decision every 2 ms) with the RealAIGym robustness "
+                "board's worlds in its data; seed 0",
+            ),
         ),
     ),
     BoardGroup(
