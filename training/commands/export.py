@@ -31,9 +31,7 @@ def run(args: argparse.Namespace) -> int:
     """Run ``twolink export``."""
     from twolink_gym.training.export import export_agent
 
-    out = export_agent(
-        args.run, args.out, overwrite=args.overwrite, description=args.description
-    )
+    out = export_agent(args.run, args.out, overwrite=args.overwrite, description=args.description)
     size = sum(p.stat().st_size for p in out.iterdir())
     print(f"{args.run} exported to {out}/ ({size / 1024:.0f} KiB): load it as policy {out}")
     return 0
