@@ -1394,6 +1394,18 @@ REALAIGYM_GROUPS = (
         ),
     ),
     BoardGroup(
+        "realaigym/acrobot_dart_512",
+        "Acrobot, the TVLQR distilled by DART into a wider network (512 × 512, 12,000 fit "
+        "steps, 16 rounds)",
+        "acrobot",
+        _dart_commands(
+            "realaigym/acrobot_dart_512",
+            "acrobot",
+            "realaigym_acrobot_dart_512",
+            "--rounds 16 --hidden 512 512 --fit-steps 12000",
+        ),
+    ),
+    BoardGroup(
         "realaigym/pendubot_dart_dr_observer",
         "Pendubot, the TVLQR distilled by DART with the robustness families in its data, "
         "through the velocity observer",
