@@ -110,7 +110,7 @@ def rollout(
     saturated_steps = np.zeros(n)
     steps = np.zeros(n)
     if env.max_episode_steps is None:
-        raise ValueError("env: a vector env with max_episode_steps (each copy runs one episode)")
+        raise ValueError("env: needs max_episode_steps set (each copy runs one episode), got None")
     for _ in range(env.max_episode_steps):
         seen = obs if noise_rng is None else obs + std * noise_rng.standard_normal(obs.shape)
         action, state = controller.predict(seen, state, start)
