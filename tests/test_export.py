@@ -171,25 +171,36 @@ def test_normalising_policy_beside_vecnormalize_is_refused(tmp_path):
         load_policy(str(folder), cfg.env, TwoLinkEnv(task="balance"))
 
 
-def test_export_of_a_run_folder_writes_a_self_normalising_policy_and_its_card(tmp_path):
-    cfg = config_from_dict(
+def _balance_ppo_config(tmp_path, normalize_obs, episodes):
+    """An untrained PPO run's config on balance, evaluated on ``episodes`` from seed 77."""
+    return config_from_dict(
         {
-            "env": {"task": "balance", "normalize_obs": True},
+            "env": {"task": "balance", "normalize_obs": normalize_obs},
             "algo": {"name": "ppo", "hyperparams": {"n_steps": 64, "batch_size": 64}},
             "train": {"total_timesteps": 64, "n_envs": 1, "output_dir": str(tmp_path)},
-            "evaluate": {"episodes": 4, "seed": 77},
+            "evaluate": {"episodes": episodes, "seed": 77},
         }
     )
+
+
+def _run_folder(tmp_path, cfg, model):
+    """``tmp_path/run`` holding ``model.zip`` and ``config.yaml``, as training writes them."""
+    run = tmp_path / "run"
+    run.mkdir()
+    model.save(run / "model.zip")
+    (run / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+    return run
+
+
+def test_export_of_a_run_folder_writes_a_self_normalising_policy_and_its_card(tmp_path):
+    cfg = _balance_ppo_config(tmp_path, normalize_obs=True, episodes=4)
     venv = make_training_env(cfg.env, 1, seed=0)
     rng = np.random.default_rng(1)
     venv.obs_rms.mean = rng.normal(size=venv.obs_rms.mean.shape)  # statistics that matter
     venv.obs_rms.var = rng.uniform(0.05, 3.0, size=venv.obs_rms.var.shape)
     model = build_model("ppo", "MlpPolicy", venv, cfg.algo.hyperparams, seed=0)
-    run = tmp_path / "run"
-    run.mkdir()
-    model.save(run / "model.zip")
+    run = _run_folder(tmp_path, cfg, model)
     venv.save(str(run / "vecnormalize.pkl"))
-    (run / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
     out = export_agent(run, tmp_path / "agent")
     assert not (out / "vecnormalize.pkl").exists()
     policy = ActorCriticPolicy.load(str(out / "policy.pt"), device="cpu")
@@ -214,20 +225,11 @@ def test_export_of_a_run_folder_writes_a_self_normalising_policy_and_its_card(tm
 def test_export_cli_writes_the_given_description_and_refuses_two_lines(tmp_path, capsys):
     from twolink_gym.training.cli import main
 
-    cfg = config_from_dict(
-        {
-            "env": {"task": "balance", "normalize_obs": False},
-            "algo": {"name": "ppo", "hyperparams": {"n_steps": 64, "batch_size": 64}},
-            "train": {"total_timesteps": 64, "n_envs": 1, "output_dir": str(tmp_path)},
-            "evaluate": {"episodes": 2, "seed": 77},
-        }
+    cfg = _balance_ppo_config(tmp_path, normalize_obs=False, episodes=2)
+    model = build_model(
+        "ppo", "MlpPolicy", make_vec(cfg.env, 1, seed=0), cfg.algo.hyperparams, seed=0
     )
-    venv = make_vec(cfg.env, 1, seed=0)
-    model = build_model("ppo", "MlpPolicy", venv, cfg.algo.hyperparams, seed=0)
-    run = tmp_path / "run"
-    run.mkdir()
-    model.save(run / "model.zip")
-    (run / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+    run = _run_folder(tmp_path, cfg, model)
     text = "PPO balancing, untrained: a test agent"
     assert main(["export", str(run), "--out", str(tmp_path / "a"), "--description", text]) == 0
     assert pretrained.read_card(tmp_path / "a").description == text
