@@ -67,13 +67,24 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import itertools
 import json
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from imitation_network import (  # the benchmarks' folder is on sys.path
+    actor,
+    add_arguments,
+    check_arguments,
+    export,
+    fitter,
+    initial_layers,
+    save_state,
+    saved_tree,
+    teacher_variant,
+    write_log,
+)
 
 #: The generator seed of the held-out arms that choose each seed's round.
 SELECT_ARMS_SEED = 12345
@@ -136,15 +147,15 @@ class Recorder:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("variant", help="a TVLQR variant, e.g. realaigym_pendubot_tvlqr")
-    parser.add_argument("--robot", choices=("acrobot", "pendubot"), required=True)
-    parser.add_argument("--config", required=True, help="a config of the robot: the observation")
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0])
-    parser.add_argument("--rounds", type=int, default=8)
-    parser.add_argument("--runs", type=int, default=16, help="teacher runs a round")
-    parser.add_argument("--fit-steps", type=int, default=8000)
-    parser.add_argument("--hidden", nargs="+", type=int, default=[256, 256])
-    parser.add_argument("--lr", type=float, default=1e-3)
+    add_arguments(
+        parser,
+        teacher="a TVLQR variant, e.g. realaigym_pendubot_tvlqr",
+        config="a config of the robot: the observation",
+        rounds=8,
+        runs=16,
+        runs_help="teacher runs a round",
+        fit_steps=8000,
+    )
     parser.add_argument(
         "--activation",
         choices=("relu", "tanh", "silu"),
@@ -184,13 +195,8 @@ def main() -> None:
         help="held out: arms with m2 and I2 within the spread, arms of the model family, or "
         "worlds drawn as the training runs' are",
     )
-    parser.add_argument("--out", required=True)
     args = parser.parse_args()
-    for name in ("rounds", "runs", "fit_steps", "select_arms"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name.replace('_', '-')} must be >= 1")
-    if not args.lr > 0:
-        parser.error(f"--lr must be > 0, got {args.lr}")
+    check_arguments(parser, args, counts=("select_arms",))
     if not args.torque_noise >= 0:
         parser.error(f"--torque-noise must be >= 0 N·m, got {args.torque_noise}")
     for name in ("pulse_fraction", "model_fraction", "delay_fraction"):
@@ -204,19 +210,17 @@ def main() -> None:
         parser.error(f"--velocity-noise must be >= 0 rad/s, got {args.velocity_noise}")
     if not 0 <= args.select_spread < 1:
         parser.error(f"--select-spread must lie in [0, 1), got {args.select_spread}")
-    if any(width < 1 for width in args.hidden):
-        parser.error("--hidden widths must be >= 1")
 
     import jax
     import jax.numpy as jnp
     import optax
     from twolink_gym.training.config import load_config
-    from twolink_gym.training.jax_export import NumpyPolicy, policy_of_layers
+    from twolink_gym.training.jax_export import NumpyPolicy
     from twolink_gym.training.jax_run_folders import imitation_config, write_policy
     from twolink_gym.training.realaigym import policy_runner
 
     from twolink_gym.realaigym.arm import arm
-    from twolink_gym.realaigym.controllers import VARIANTS, variant_runner
+    from twolink_gym.realaigym.controllers import variant_runner
     from twolink_gym.realaigym.protocol import (
         DT,
         STEPS,
@@ -229,11 +233,7 @@ def main() -> None:
     from twolink_gym.realaigym.scoring import criteria, score
     from twolink_gym.realaigym.trajopt import TVLQRController
 
-    if args.variant not in VARIANTS:
-        parser.error(f"variant must be one of {sorted(VARIANTS)}, got {args.variant!r}")
-    variant = VARIANTS[args.variant]
-    if variant.robot != args.robot or variant.controller_class() is not TVLQRController:
-        parser.error(f"{args.variant!r} is not a TVLQR variant of the {args.robot}")
+    teacher_variant(parser, args, TVLQRController, "a TVLQR")
     teacher = variant_runner(args.variant, args.robot)
     cfg = load_config(args.config)
     if cfg.env.actuation != args.robot or cfg.env.task != "swingup":
@@ -243,47 +243,9 @@ def main() -> None:
     sim = teacher.sim
     obs_dim = int(sim.observe(np.zeros((1, 4)), np.zeros((1, 0))).shape[1])
 
-    hidden = {"relu": jax.nn.relu, "tanh": jnp.tanh, "silu": jax.nn.silu}[args.activation]
-
-    def act(ts: Any, obs: Any) -> Any:
-        layers, mean, var = ts
-        h = (obs - mean) / jnp.sqrt(var + 1e-8)
-        for w, b in layers[:-1]:
-            h = hidden(h @ w + b)
-        w, b = layers[-1]
-        return jnp.tanh(h @ w + b)[..., 0]
-
+    # a fresh Adam state each round (the weights carried over), the rate decaying in the round
     optimiser = optax.adam(optax.cosine_decay_schedule(args.lr, args.fit_steps, alpha=0.02))
-
-    @jax.jit
-    def fit(layers: Any, mean: Any, var: Any, inputs: Any, y: Any, key: Any) -> Any:
-        def loss(layers: Any, o: Any, target: Any) -> Any:
-            return jnp.mean((act((layers, mean, var), o) - target) ** 2)
-
-        def update(carry: Any, k: Any) -> Any:
-            layers, opt_state = carry
-            rows = jax.random.randint(k, (512,), 0, inputs.shape[0])
-            value, grads = jax.value_and_grad(loss)(layers, inputs[rows], y[rows])
-            changes, opt_state = optimiser.update(grads, opt_state, layers)
-            return (optax.apply_updates(layers, changes), opt_state), value
-
-        keys = jax.random.split(key, args.fit_steps)
-        start = (layers, optimiser.init(layers))
-        (layers, _), values = jax.lax.scan(update, start, keys)
-        return layers, values[-200:].mean()
-
-    def initial_layers(key: Any) -> list[tuple[Any, Any]]:
-        dims = [obs_dim, *args.hidden, 1]
-        layers = []
-        for i, (a, b) in enumerate(itertools.pairwise(dims)):
-            key, draw = jax.random.split(key)
-            w = jax.random.normal(draw, (a, b)) * jnp.sqrt(2.0 / a)
-            layers.append((w * 0.01 if i == len(dims) - 2 else w, jnp.zeros(b)))
-        return layers
-
-    def export(ts: Any) -> NumpyPolicy:
-        layers, mean, var = ts
-        return policy_of_layers(layers, args.activation, -1.0, 1.0, (mean, var), "tanh", "DART")
+    fit = fitter(actor(args.activation), optimiser, args.fit_steps)
 
     def conditions(rng: np.random.Generator, count: int) -> Conditions:
         pulses = np.zeros((count, STEPS, 2))
@@ -338,7 +300,7 @@ def main() -> None:
         folder.mkdir(parents=True, exist_ok=True)
         key = jax.random.PRNGKey(seed)
         key, draw = jax.random.split(key)
-        layers = initial_layers(draw)
+        layers = initial_layers(draw, obs_dim, args.hidden)
         rng = np.random.default_rng(seed)
         obs = np.zeros((0, obs_dim), np.float32)
         labels = np.zeros((0,), np.float32)
@@ -346,10 +308,7 @@ def main() -> None:
         state_file = folder / "state.npz"
         if state_file.is_file():
             saved = np.load(state_file)
-            leaves, tree = jax.tree.flatten(layers)
-            layers = jax.tree.unflatten(
-                tree, [jnp.asarray(saved[f"leaf_{j}"]) for j in range(len(leaves))]
-            )
+            layers = saved_tree(saved, layers)
             obs, labels, key = saved["obs"], saved["labels"], jnp.asarray(saved["key"])
             rng.bit_generator.state = json.loads(str(saved["rng"]))
             log = json.loads((folder / "log.json").read_text())
@@ -364,8 +323,16 @@ def main() -> None:
             labels = np.concatenate([labels, *(y[kept] for y in recorder.labels)])
             mean, var = jnp.asarray(obs.mean(0)), jnp.asarray(obs.var(0))
             key, draw = jax.random.split(key)
-            layers, loss = fit(layers, mean, var, jnp.asarray(obs), jnp.asarray(labels), draw)
-            policy = export((layers, mean, var))
+            layers, _, loss = fit(
+                layers,
+                optimiser.init(layers),
+                mean,
+                var,
+                jnp.asarray(obs),
+                jnp.asarray(labels),
+                draw,
+            )
+            policy = export((layers, mean, var), args.activation, "DART")
             (folder / f"round_{r}").mkdir(exist_ok=True)
             policy.save(folder / f"round_{r}" / "policy.npz")
             selection = selection_scores(policy)
@@ -381,27 +348,23 @@ def main() -> None:
                     "seconds": time.perf_counter() - start,
                 }
             )
-            arrays: dict[str, Any] = {
-                f"leaf_{j}": np.asarray(v) for j, v in enumerate(jax.tree.leaves(layers))
+            arrays = {
+                "obs": obs,
+                "labels": labels,
+                "key": np.asarray(key),
+                "rng": np.asarray(json.dumps(rng.bit_generator.state)),
             }
-            arrays.update(
-                obs=obs,
-                labels=labels,
-                key=np.asarray(key),
-                rng=np.asarray(json.dumps(rng.bit_generator.state)),
-            )
-            tmp = folder / "state.tmp.npz"
-            np.savez(tmp, **arrays)
-            (folder / "log.json").write_text(json.dumps(log, indent=1) + "\n")
-            tmp.replace(state_file)
+            save_state(folder, layers, arrays, log)
             print(
                 f"seed {seed} round {r}: {len(labels)} labels ({int(kept.sum())} of {args.runs} "
                 f"runs kept), loss {float(loss):.6f}, selection {np.mean(selection):.3f} "
                 f"({log[-1]['seconds']:.0f} s)",
                 flush=True,
             )
+        rescored = False
         for row in log[: args.rounds]:
             if row.get("select") != select:  # another held-out set asked: score saved rounds
+                rescored = True
                 saved_policy = NumpyPolicy.load(folder / f"round_{row['round']}" / "policy.npz")
                 selection = selection_scores(saved_policy)
                 row.update(
@@ -412,7 +375,8 @@ def main() -> None:
                     f"the held-out set asked",
                     flush=True,
                 )
-        (folder / "log.json").write_text(json.dumps(log, indent=1) + "\n")
+        if rescored:
+            write_log(folder, log)
         # the best held-out mean; a tie goes to the later round (more labels)
         chosen = max(log[: args.rounds], key=lambda row: (row["selection_mean"], row["round"]))
         best = NumpyPolicy.load(folder / f"round_{chosen['round']}" / "policy.npz")

@@ -46,13 +46,25 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from imitation_network import (  # the benchmarks' folder is on sys.path
+    actor,
+    add_arguments,
+    check_arguments,
+    export,
+    fitter,
+    initial_layers,
+    network_of,
+    save_state,
+    saved_tree,
+    teacher_variant,
+    write_log,
+)
 
 #: The held-out schedules that choose each seed's round.
 SELECT_SEEDS = tuple(range(101, 133))
@@ -68,15 +80,15 @@ def beta(round_index: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("variant", help="an MPPI variant, e.g. realaigym_pendubot_mppi")
-    parser.add_argument("--robot", choices=("acrobot", "pendubot"), required=True)
-    parser.add_argument("--config", required=True, help="a jax_* config: the observation")
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0])
-    parser.add_argument("--rounds", type=int, default=10)
-    parser.add_argument("--runs", type=int, default=6, help="v3 runs a round")
-    parser.add_argument("--fit-steps", type=int, default=6000)
-    parser.add_argument("--hidden", nargs="+", type=int, default=[256, 256])
-    parser.add_argument("--lr", type=float, default=1e-3)
+    add_arguments(
+        parser,
+        teacher="an MPPI variant, e.g. realaigym_pendubot_mppi",
+        config="a jax_* config: the observation",
+        rounds=10,
+        runs=6,
+        runs_help="v3 runs a round",
+        fit_steps=6000,
+    )
     parser.add_argument("--lr-schedule", choices=("constant", "cosine"), default="constant")
     parser.add_argument(
         "--final-hidden", nargs="+", type=int, help="also fit a fresh network of these layers"
@@ -92,38 +104,26 @@ def main() -> None:
         help="rad/s: the largest σ of the noise on the velocities the network sees in its fits",
     )
     parser.add_argument("--select-seeds", nargs="+", type=int, default=list(SELECT_SEEDS))
-    parser.add_argument("--out", required=True)
     args = parser.parse_args()
-    for name in ("rounds", "runs", "fit_steps", "final_fit_steps"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name.replace('_', '-')} must be >= 1")
-    if not args.lr > 0:
-        parser.error(f"--lr must be > 0, got {args.lr}")
+    check_arguments(parser, args, counts=("final_fit_steps",), layers=("final_hidden",))
     if not args.velocity_noise >= 0:
         parser.error(f"--velocity-noise must be >= 0 rad/s, got {args.velocity_noise}")
-    for name in ("hidden", "final_hidden"):
-        if any(width < 1 for width in getattr(args, name) or ()):
-            parser.error(f"--{name.replace('_', '-')} widths must be >= 1")
 
     import jax
     import jax.numpy as jnp
     import optax
     from twolink_gym.training.config import load_config
-    from twolink_gym.training.jax_export import NumpyPolicy, policy_of_layers
+    from twolink_gym.training.jax_export import NumpyPolicy
     from twolink_gym.training.jax_program import make_env
     from twolink_gym.training.jax_run_folders import imitation_config, write_policy
     from twolink_gym.training.jax_v3_eval import agent_torque
 
     from twolink_gym.jax import realaigym_v3 as jv3
     from twolink_gym.jax.mppi import MPPIController
-    from twolink_gym.realaigym.controllers import VARIANTS, variant_runner
+    from twolink_gym.realaigym.controllers import variant_runner
     from twolink_gym.realaigym.v3 import STEPS
 
-    if args.variant not in VARIANTS:
-        parser.error(f"variant must be one of {sorted(VARIANTS)}, got {args.variant!r}")
-    variant = VARIANTS[args.variant]
-    if variant.robot != args.robot or variant.controller_class() is not MPPIController:
-        parser.error(f"{args.variant!r} is not an MPPI variant of the {args.robot}")
+    variant = teacher_variant(parser, args, MPPIController, "an MPPI")
     cfg = load_config(args.config)
     if cfg.env.actuation != args.robot:
         parser.error(f"{args.config} is a {cfg.env.actuation} config, not a {args.robot} one")
@@ -145,14 +145,7 @@ def main() -> None:
     obs_dim = int(encode(jnp.zeros(4)).shape[0])
     capacity = STEPS // steps + 1  # decisions a run at most
 
-    def act(ts: Any, obs: Any) -> Any:
-        layers, mean, var = ts
-        h = (obs - mean) / jnp.sqrt(var + 1e-8)
-        for w, b in layers[:-1]:
-            h = jax.nn.relu(h @ w + b)
-        w, b = layers[-1]
-        return jnp.tanh(h @ w + b)
-
+    act = actor("relu")
     torque = agent_torque(cfg, make_env, act)
 
     def collecting(ts: Any, chance: Any) -> Any:
@@ -208,47 +201,8 @@ def main() -> None:
         noisy = inputs.at[:, 2:].add(sigma * jax.random.normal(draw, (inputs.shape[0], 2)))
         return jax.vmap(encode)(noisy)
 
-    def fitter(optimiser: Any, steps: int) -> Any:
-        """Adam on the mean squared error of the normalised torque, ``steps`` minibatches.
-
-        ``inputs`` are the labelled observations, or with ``--velocity-noise`` their states.
-        """
-
-        @jax.jit
-        def fit(
-            layers: Any, opt_state: Any, mean: Any, var: Any, inputs: Any, y: Any, key: Any
-        ) -> Any:
-            def loss(layers: Any, o: Any, target: Any) -> Any:
-                return jnp.mean((act((layers, mean, var), o)[:, 0] - target) ** 2)
-
-            def update(carry: Any, k: Any) -> Any:
-                layers, opt_state = carry
-                rows = jax.random.randint(k, (512,), 0, inputs.shape[0])
-                o = seen(inputs[rows], jax.random.fold_in(k, 1))
-                value, grads = jax.value_and_grad(loss)(layers, o, y[rows])
-                changes, opt_state = optimiser.update(grads, opt_state, layers)
-                return (optax.apply_updates(layers, changes), opt_state), value
-
-            keys = jax.random.split(key, steps)
-            (layers, opt_state), values = jax.lax.scan(update, (layers, opt_state), keys)
-            return layers, opt_state, values[-200:].mean()
-
-        return fit
-
-    fit = fitter(optimiser, args.fit_steps)
-
-    def initial_layers(key: Any, hidden: list[int]) -> list[tuple[Any, Any]]:
-        dims = [obs_dim, *hidden, 1]
-        layers = []
-        for i, (a, b) in enumerate(itertools.pairwise(dims)):
-            key, draw = jax.random.split(key)
-            w = jax.random.normal(draw, (a, b)) * jnp.sqrt(2.0 / a)
-            layers.append((w * 0.01 if i == len(dims) - 2 else w, jnp.zeros(b)))
-        return layers
-
-    def export(ts: Any) -> NumpyPolicy:
-        layers, mean, var = ts
-        return policy_of_layers(layers, "relu", -1.0, 1.0, (mean, var), "tanh", "DAgger")
+    # the fits' inputs are the labelled observations, or with --velocity-noise their states
+    fit = fitter(act, optimiser, args.fit_steps, seen)
 
     select = jv3.pushes(args.robot, args.select_seeds)
     board = jv3.pushes(args.robot, [None])
@@ -258,7 +212,7 @@ def main() -> None:
         folder.mkdir(parents=True, exist_ok=True)
         key = jax.random.PRNGKey(seed)
         key, draw = jax.random.split(key)
-        layers = initial_layers(draw, args.hidden)
+        layers = initial_layers(draw, obs_dim, args.hidden)
         opt_state = optimiser.init(layers)
         obs = np.zeros((0, obs_dim), np.float32)
         visited: np.ndarray | None = np.zeros((0, 4), np.float32)  # the labelled states
@@ -268,10 +222,7 @@ def main() -> None:
         state_file = folder / "state.npz"
         if state_file.is_file():
             saved = np.load(state_file)
-            leaves, tree = jax.tree.flatten((layers, opt_state))
-            layers, opt_state = jax.tree.unflatten(
-                tree, [jnp.asarray(saved[f"leaf_{j}"]) for j in range(len(leaves))]
-            )
+            layers, opt_state = saved_tree(saved, (layers, opt_state))
             obs, labels, key = saved["obs"], saved["labels"], jnp.asarray(saved["key"])
             visited = saved["visited"] if "visited" in saved else None
             log = json.loads((folder / "log.json").read_text())
@@ -317,7 +268,7 @@ def main() -> None:
             )
             selection = np.asarray(scores((layers, mean, var), select))
             (folder / f"round_{r}").mkdir(exist_ok=True)
-            export((layers, mean, var)).save(folder / f"round_{r}" / "policy.npz")
+            export((layers, mean, var), "relu", "DAgger").save(folder / f"round_{r}" / "policy.npz")
             log.append(
                 {
                     "round": r,
@@ -332,15 +283,10 @@ def main() -> None:
                     "seconds": time.perf_counter() - start,
                 }
             )
-            leaves = jax.tree.leaves((layers, opt_state))
-            tmp = folder / "state.tmp.npz"
-            arrays: dict[str, Any] = {f"leaf_{j}": np.asarray(v) for j, v in enumerate(leaves)}
-            arrays.update(obs=obs, labels=labels, key=np.asarray(key))
+            arrays: dict[str, Any] = {"obs": obs, "labels": labels, "key": np.asarray(key)}
             if visited is not None:
                 arrays["visited"] = visited
-            np.savez(tmp, **arrays)
-            _write_log(folder, log)
-            tmp.replace(state_file)
+            save_state(folder, (layers, opt_state), arrays, log)
             print(
                 f"seed {seed} round {r}: beta {beta(r):.2f}, {len(labels)} labels, loss "
                 f"{float(loss):.4f}, collected {np.mean(collected):.3f}, selection "
@@ -350,13 +296,13 @@ def main() -> None:
         asked = {"hidden": args.final_hidden, "fit_steps": args.final_fit_steps}
         if log[-1]["round"] == "final" and any(log[-1].get(k) != v for k, v in asked.items()):
             log.pop()  # a final fit of other layers or length: refit as asked, or drop it
-            _write_log(folder, log)
+            write_log(folder, log)
         if args.final_hidden and log[-1]["round"] != "final":
             start = time.perf_counter()
             draw, order = jax.random.split(jax.random.fold_in(jax.random.PRNGKey(seed), 1_000_000))
-            fresh = initial_layers(draw, args.final_hidden)
+            fresh = initial_layers(draw, obs_dim, args.final_hidden)
             final_optimiser = cosine(args.final_fit_steps)
-            final_fit = fitter(final_optimiser, args.final_fit_steps)
+            final_fit = fitter(act, final_optimiser, args.final_fit_steps, seen)
             layers, _, loss = final_fit(
                 fresh,
                 final_optimiser.init(fresh),
@@ -368,7 +314,9 @@ def main() -> None:
             )
             selection = np.asarray(scores((layers, mean, var), select))
             (folder / "round_final").mkdir(exist_ok=True)
-            export((layers, mean, var)).save(folder / "round_final" / "policy.npz")
+            export((layers, mean, var), "relu", "DAgger").save(
+                folder / "round_final" / "policy.npz"
+            )
             log.append(
                 {
                     "round": "final",
@@ -383,16 +331,18 @@ def main() -> None:
                     "seconds": time.perf_counter() - start,
                 }
             )
-            _write_log(folder, log)
+            write_log(folder, log)
             print(
                 f"seed {seed} final fit {args.final_hidden}: {len(labels)} labels, loss "
                 f"{float(loss):.4f}, selection {selection.mean():.3f} "
                 f"({log[-1]['seconds']:.0f} s)",
                 flush=True,
             )
+        rescored = False
         for row in log:
             if row.get("select_seeds", list(UNRECORDED_SELECT_SEEDS)) != args.select_seeds:
-                ts = _ts_of(NumpyPolicy.load(folder / f"round_{row['round']}" / "policy.npz"), jnp)
+                rescored = True
+                ts = network_of(NumpyPolicy.load(folder / f"round_{row['round']}" / "policy.npz"))
                 selection = np.asarray(scores(ts, select))
                 row.update(
                     selection=selection.tolist(),
@@ -404,11 +354,12 @@ def main() -> None:
                     f"the {len(args.select_seeds)} held-out schedules asked",
                     flush=True,
                 )
-        _write_log(folder, log)
+        if rescored:
+            write_log(folder, log)
         chosen = max(log, key=lambda row: row["selection_mean"])
         last_round = [row for row in log if row["round"] != "final"][-1]["round"]
-        best = _ts_of(NumpyPolicy.load(folder / f"round_{chosen['round']}" / "policy.npz"), jnp)
-        last = _ts_of(NumpyPolicy.load(folder / f"round_{last_round}" / "policy.npz"), jnp)
+        best = network_of(NumpyPolicy.load(folder / f"round_{chosen['round']}" / "policy.npz"))
+        last = network_of(NumpyPolicy.load(folder / f"round_{last_round}" / "policy.npz"))
         board_score = float(scores(best, board)[0])
         result = {
             "seed": seed,
@@ -455,21 +406,6 @@ def main() -> None:
         )
     values = np.array([row["board"] for row in results])
     print(f"{len(values)} seeds: board mean {values.mean():.3f}, worst {values.min():.3f}")
-
-
-def _write_log(folder: Path, log: list[dict[str, Any]]) -> None:
-    """``folder/log.json``: one row per round, and the final fit's row if there is one."""
-    (folder / "log.json").write_text(json.dumps(log, indent=1) + "\n")
-
-
-def _ts_of(policy: Any, jnp: Any) -> Any:
-    """The network of an exported policy as ``act``'s parameters."""
-    arrays = policy.to_arrays()
-    n = sum(1 for name in arrays if name.startswith("kernel_"))
-    layers = [
-        (jnp.asarray(arrays[f"kernel_{i}"]), jnp.asarray(arrays[f"bias_{i}"])) for i in range(n)
-    ]
-    return layers, jnp.asarray(arrays["obs_mean"]), jnp.asarray(arrays["obs_var"])
 
 
 if __name__ == "__main__":

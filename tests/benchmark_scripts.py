@@ -12,7 +12,10 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 def load_benchmark(name: str) -> ModuleType:
     """``benchmarks/<name>.py`` as the module ``name`` (registered in ``sys.modules``, as
-    dataclasses and pickling look their module up there)."""
+    dataclasses and pickling look their module up there), with ``benchmarks/`` on
+    ``sys.path`` as when the script runs (its siblings import as top-level modules)."""
+    if str(BENCHMARKS) not in sys.path:
+        sys.path.append(str(BENCHMARKS))
     spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
