@@ -190,6 +190,13 @@ def test_a_config_with_only_env_evaluates_but_does_not_train(
     assert main(["compare", str(path), "--no-trajectories"]) == 0  # the config's controllers
     assert Path("runs/compare/ctrl/table.md").is_file()
     assert main(["record", str(path), "lqr", "--out", "c.gif", "--max-steps", "3"]) == 0
+    # one frame every 2 steps: the reset, step 2 and step 3 (the last), at half the frame rate
+    from PIL import Image
+
+    every = ["--max-steps", "3", "--every", "2"]
+    assert main(["record", str(path), "lqr", "--out", "d.gif", *every]) == 0
+    with Image.open("d.gif") as gif:
+        assert gif.n_frames == 3 and gif.info["duration"] == 40  # balance steps at 50 Hz
     rob = ["robustness", str(path), "lqr", "--conditions", "action_delay"]
     assert main([*rob, "--levels", "action_delay=1"]) == 0
     assert Path("runs/robustness/ctrl/robustness.json").is_file()

@@ -434,6 +434,28 @@ def test_record_episode_writes_a_gif_with_one_frame_per_step(tmp_path):
     env.close()
 
 
+def test_record_episode_keeps_every_nth_frame_and_the_last(tmp_path):
+    env = gym.make("TwoLink-v0", task="reach", render_mode="rgb_array", max_episode_steps=8)
+    path = record_episode(ZeroPolicy(env.action_space), env, tmp_path / "ep.gif", every=3)
+    frames = iio.imread(path, index=None)
+    # the reset, steps 3 and 6, and step 8 (the episode's last)
+    assert frames.shape[0] == 4
+    assert iio.immeta(path)["duration"] == 60  # ms: real time, three 20 ms steps a frame
+    # the frames are the arm after 0, 3, 6 and 8 zero-torque steps, rendered here apart
+    env.reset(seed=0)
+    expected = [env.render().astype(int)]
+    for step in range(1, 9):
+        env.step(np.zeros(2, dtype=np.float32))
+        if step in (3, 6, 8):
+            expected.append(env.render().astype(int))
+    for frame, want in zip(frames, expected, strict=True):
+        assert np.mean(np.abs(frame[..., :3].astype(int) - want)) < 2.0
+    assert np.mean(np.abs(expected[1] - expected[0])) > 0.0  # the arm moved between them
+    with pytest.raises(ValueError, match="every must be an integer >= 1, got 0"):
+        record_episode(ZeroPolicy(env.action_space), env, tmp_path / "x.gif", every=0)
+    env.close()
+
+
 def test_record_episode_stops_when_the_episode_terminates(tmp_path):
     env = gym.make("TwoLink-v0", task="balance", render_mode="rgb_array")
     # count the steps until the unactuated arm falls, independently of record_episode
@@ -491,6 +513,8 @@ def test_record_command_line(tmp_path, capsys):
     )
     assert iio.imread(out, index=None).shape[0] == 4
     assert str(out) in capsys.readouterr().out
+    main(["--task", "balance", "--out", str(out), "--max-steps", "3", "--every", "3"])
+    assert iio.imread(out, index=None).shape[0] == 2  # the reset and step 3
     with pytest.raises(SystemExit):
         main(["--task", "nope", "--out", str(out)])
 

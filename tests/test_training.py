@@ -593,6 +593,10 @@ def test_cli_rejects_bad_numbers_naming_the_argument(
             "argument --fps: must be a number > 0",
         ),
         (
+            ["record", str(path), "lqr", "--out", str(gif), "--every", "0"],
+            "argument --every: must be an integer >= 1",
+        ),
+        (
             ["evaluate", str(path), "lqr", "--episodes", "0"],
             "argument --episodes: must be an integer >= 1",
         ),

@@ -145,8 +145,10 @@ def write_video(frames: Sequence[NDArray[np.uint8]], path: Path, fps: float) -> 
     if not frames:
         raise ValueError("no frames to write")
     if suffix == ".gif":
-        # Pillow's GIF writer takes the frame duration in milliseconds; loop=0 repeats forever
-        imageio.mimwrite(path, list(frames), format="GIF", duration=1000.0 / fps, loop=0)
+        # Pillow's GIF writer takes the frame duration in milliseconds and truncates it to
+        # hundredths of a second: round off the float error first (1000 / (50 / 3) is 59.99...)
+        duration = round(1000.0 / fps, 6)
+        imageio.mimwrite(path, list(frames), format="GIF", duration=duration, loop=0)
     else:
         # H.264 in yuv420p needs even sides; macro_block_size=2 pads odd ones by a pixel
         writer: Any = imageio.get_writer(
@@ -166,6 +168,7 @@ def record_episode(
     options: dict[str, Any] | None = None,
     fps: float | None = None,
     max_steps: int | None = None,
+    every: int = 1,
 ) -> Path:
     """Run ``policy`` for one episode of ``env`` and write the frames to ``path``.
 
@@ -183,30 +186,36 @@ def record_episode(
     options : dict, optional
         Options of ``env.reset`` (e.g. ``{"state": ..., "target": ...}``).
     fps : float, optional
-        Playback rate; default ``env.metadata["render_fps"]`` (real time).
+        Playback rate; default ``env.metadata["render_fps"] / every`` (real time).
     max_steps : int, optional
         Stop after this many steps; default: the env's ``TimeLimit`` (or its
         task length). The episode also ends when it terminates or truncates.
+    every : int
+        Keep one frame every ``every`` steps (``>= 1``), for envs that step
+        faster than a video plays (a GIF's frames last 10 ms or more).
 
     Returns
     -------
     Path
         The written file. It holds one frame after the reset and one after
-        each step.
+        every ``every``-th step, and the last step's frame if the episode
+        ends between two kept ones.
 
     Raises
     ------
     ValueError
         If the env does not render ``rgb_array`` frames, or on a bad path
-        suffix, ``fps`` or ``max_steps``.
+        suffix, ``fps``, ``max_steps`` or ``every``.
     """
     path = check_video_path(path)
     if env.render_mode != "rgb_array":
         raise ValueError(
             f'env must be created with render_mode="rgb_array", got {env.render_mode!r}'
         )
+    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+        raise ValueError(f"every must be an integer >= 1, got {every!r}")
     if fps is None:
-        fps = float(env.metadata.get("render_fps", 50))
+        fps = float(env.metadata.get("render_fps", 50)) / every
     if not (isinstance(fps, (int, float)) and np.isfinite(fps) and fps > 0):
         raise ValueError(f"fps must be a number > 0, got {fps!r}")
     limit = _episode_limit(env, max_steps)
@@ -215,14 +224,16 @@ def record_episode(
     frames = [env.render()]
     policy_state = None
     episode_start = np.ones(1, dtype=bool)
-    for _ in range(limit):
+    for step in range(1, limit + 1):
         action, policy_state = policy.predict(
             obs, state=policy_state, episode_start=episode_start, deterministic=True
         )
         episode_start = np.zeros(1, dtype=bool)
         obs, _, terminated, truncated, _ = env.step(action)
-        frames.append(env.render())
-        if terminated or truncated:
+        done = terminated or truncated or step == limit
+        if step % every == 0 or done:
+            frames.append(env.render())
+        if done:
             break
 
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -244,6 +255,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
         "--fps", type=float, default=None, help="playback rate (default: real time)"
     )
     parser.add_argument("--max-steps", type=int, default=None, help="stop after this many steps")
+    parser.add_argument("--every", type=int, default=1, help="keep one frame every N steps")
     args = parser.parse_args(argv)
     try:
         check_video_path(args.out, "--out")
@@ -256,7 +268,13 @@ def main(argv: Sequence[str] | None = None) -> Path:
         assert isinstance(space, gym.spaces.Box)  # TwoLink's actions are a Box
         policy = POLICIES[args.policy](space, seed=args.seed)
         out = record_episode(
-            policy, env, args.out, seed=args.seed, fps=args.fps, max_steps=args.max_steps
+            policy,
+            env,
+            args.out,
+            seed=args.seed,
+            fps=args.fps,
+            max_steps=args.max_steps,
+            every=args.every,
         )
     finally:
         env.close()

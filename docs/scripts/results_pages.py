@@ -1162,7 +1162,10 @@ def _dart_commands(
     return (
         f"{lines}\n"
         f"twolink export runs/{label}/agent_s{seed} --out twolink_gym/pretrained/{name} "
-        f'--description "{description}"'
+        f'--description "{description}"\n'
+        # a decision every 2 ms: a frame every 10 steps plays at 50 frames a second
+        f"twolink record pretrained:{name} --out docs/results/realaigym/{name}.gif "
+        "--max-steps 1500 --every 10"
     )
 
 
@@ -1439,6 +1442,10 @@ REALAIGYM_GROUPS = (
                 "of the state (no clock, a decision every 2 ms) with the RealAIGym robustness "
                 "board's worlds in its data; seed 0",
             ),
+        ),
+        gif=(
+            "realaigym/realaigym_pendubot_dart.gif",
+            "pretrained:realaigym_pendubot_dart swinging up the pendubot",
         ),
     ),
     BoardGroup(

@@ -30,6 +30,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--max-steps", type=integer(1), help="stop after this many steps (default: episode)"
     )
+    p.add_argument(
+        "--every",
+        type=integer(1),
+        default=1,
+        help="keep one frame every N steps, for envs that step faster than a video plays "
+        "(e.g. 5 at 2 ms steps; default 1: every step)",
+    )
     p.set_defaults(func=run)
 
 
@@ -80,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
             options=options,
             fps=args.fps,
             max_steps=args.max_steps,
+            every=args.every,
         )
     finally:
         env.close()
