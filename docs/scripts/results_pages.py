@@ -1481,6 +1481,22 @@ REALAIGYM_GROUPS = (
         ),
     ),
     BoardGroup(
+        "realaigym/acrobot_jax_sac_v3_unwound",
+        "Acrobot, SAC trained in JAX for v3 with its turns observed and the line paid only "
+        "unwound, `configs/realaigym_acrobot_jax_sac_v3_unwound.yaml`",
+        "acrobot",
+        _board_commands(
+            "realaigym/acrobot_jax_sac_v3_unwound",
+            "acrobot",
+            "realaigym_acrobot_jax_sac_v3_unwound",
+            "realaigym_acrobot_jax_sac_v3_unwound",
+            "0 1 2",
+            None,
+            v3=True,
+            at_once=True,
+        ),
+    ),
+    BoardGroup(
         "realaigym/pendubot_jax_sac_v3_line_x16",
         "Pendubot, `configs/realaigym_pendubot_jax_sac_v3_line.yaml` on 16 seeds at once "
         "(on a GPU)",
