@@ -592,6 +592,23 @@ def test_watch_records_the_evaluation_episodes(
     assert frames == sum(int(float(r["length"])) + 1 for r in rows)  # a reset frame each
 
 
+def test_watch_records_one_frame_every_n_steps(capsys: pytest.CaptureFixture[str]) -> None:
+    from PIL import Image
+
+    args = ["watch", "--task", "balance", "lqr", "--episodes", "2", "--max-steps", "5"]
+    assert main([*args, "--record", "w.gif", "--every", "2"]) == 0
+    # per episode: the reset, steps 2 and 4, and step 5 (the last) at 25 fps (balance: 50 Hz)
+    with Image.open("w.gif") as gif:
+        assert gif.n_frames == 2 * 4 and gif.info["duration"] == 40
+    capsys.readouterr()
+    # --every and --fps shape only a video: without --record they are refused by name
+    for extra in (["--every", "2"], ["--fps", "10"]):
+        assert main([*args, *extra]) == 2
+        err = capsys.readouterr().err
+        assert extra[0] in err and "--record" in err and "Traceback" not in err
+    assert list(Path().iterdir()) == [Path("w.gif")]
+
+
 def test_watch_opens_a_window_where_there_is_a_screen(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -110,12 +110,33 @@ def check_video_path(path: str | Path, name: str = "path") -> Path:
     return path
 
 
+def check_count(value: object, name: str) -> int:
+    """``value`` if it is an integer ``>= 1`` (not a bool).
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` (how the caller calls the argument) and the value.
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    return value
+
+
+def keeps_frame(step: int, every: int, last: bool) -> bool:
+    """Whether the frame after step ``step`` (1-based) goes into a video kept ``every`` steps.
+
+    The frame after every ``every``-th step is kept, and the last step's frame
+    (``last``: the episode or the run ends there) always, so a video ends where
+    the episode does.
+    """
+    return step % every == 0 or last
+
+
 def _episode_limit(env: gym.Env, max_steps: int | None) -> int:
     """The most steps to run: ``max_steps``, else the env's ``TimeLimit``, else its task length."""
     if max_steps is not None:
-        if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
-            raise ValueError(f"max_steps must be an integer >= 1, got {max_steps!r}")
-        return max_steps
+        return check_count(max_steps, "max_steps")
     layer: Any = env
     while isinstance(layer, gym.Wrapper):
         if isinstance(layer, TimeLimit):
@@ -212,8 +233,7 @@ def record_episode(
         raise ValueError(
             f'env must be created with render_mode="rgb_array", got {env.render_mode!r}'
         )
-    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
-        raise ValueError(f"every must be an integer >= 1, got {every!r}")
+    check_count(every, "every")
     if fps is None:
         fps = float(env.metadata.get("render_fps", 50)) / every
     if not (isinstance(fps, (int, float)) and np.isfinite(fps) and fps > 0):
@@ -231,7 +251,7 @@ def record_episode(
         episode_start = np.zeros(1, dtype=bool)
         obs, _, terminated, truncated, _ = env.step(action)
         done = terminated or truncated or step == limit
-        if step % every == 0 or done:
+        if keeps_frame(step, every, done):
             frames.append(env.render())
         if done:
             break

@@ -50,6 +50,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--fps", type=positive_float, help="with --record: playback rate (default: real time)"
     )
+    p.add_argument(
+        "--every",
+        type=integer(1),
+        help="with --record: keep one frame every N steps, the reset's and each episode's "
+        "last always (default 1: every step)",
+    )
     p.set_defaults(func=run)
 
 
@@ -101,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     from twolink_gym.training.commands._setup import setup_from_args
     from twolink_gym.training.evaluate import draw_episodes
     from twolink_gym.training.policies import load_policy
-    from twolink_gym.training.record import check_video_path, write_video
+    from twolink_gym.training.record import check_video_path, keeps_frame, write_video
 
     setup = setup_from_args(args)
     if len(setup.policies) != 1:
@@ -111,6 +117,14 @@ def run(args: argparse.Namespace) -> int:
     (spec,) = setup.policies
     cfg = setup.cfg
     path = check_video_path(args.record, "--record") if args.record is not None else None
+    if path is None:
+        given = [f"--{name}" for name in ("fps", "every") if getattr(args, name) is not None]
+        if given:
+            raise ValueError(
+                f"{' and '.join(given)} only shape the video of --record FILE; without "
+                "--record, watch opens a window that plays every step in real time"
+            )
+    every = args.every or 1
     env = _make_env(cfg, human=path is None)
     frames: list[Any] = []
     try:
@@ -133,7 +147,8 @@ def run(args: argparse.Namespace) -> int:
                 total += float(reward)
                 steps += 1
                 done = terminated or truncated
-                if path is not None:
+                last = done or steps == args.max_steps
+                if path is not None and keeps_frame(steps, every, last):
                     frames.append(env.render())
             outcome = "success" if info.get("is_success") else "no success"
             print(
@@ -143,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         env.close()
     if path is not None:
-        fps = args.fps or float(env.metadata.get("render_fps", 50))
+        fps = args.fps or float(env.metadata.get("render_fps", 50)) / every
         path.parent.mkdir(parents=True, exist_ok=True)
         write_video(frames, path, fps)
         print(f"{len(frames)} frames written to {path}")
