@@ -126,7 +126,9 @@ def main() -> None:
     variant = teacher_variant(parser, args, MPPIController, "an MPPI")
     cfg = load_config(args.config)
     if cfg.env.actuation != args.robot:
-        parser.error(f"{args.config} is a {cfg.env.actuation} config, not a {args.robot} one")
+        parser.error(
+            f"{args.config} is a config of the {cfg.env.actuation}, not of the {args.robot}"
+        )
     overrides = {}
     if args.samples is not None:
         overrides["settings"] = {**variant.gains["settings"], "samples": args.samples}
