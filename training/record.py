@@ -26,7 +26,16 @@ import twolink_gym  # noqa: F401  (registers the ids)
 from twolink_gym.registration import task_env_id
 from twolink_gym.tasks import TASKS
 
-__all__ = ["POLICIES", "RandomPolicy", "ZeroPolicy", "check_video_path", "main", "record_episode"]
+__all__ = [
+    "POLICIES",
+    "RandomPolicy",
+    "ZeroPolicy",
+    "check_count",
+    "check_video_path",
+    "keeps_frame",
+    "main",
+    "record_episode",
+]
 
 #: Video formats by file suffix.
 FORMATS = (".gif", ".mp4")
