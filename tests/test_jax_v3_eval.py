@@ -82,6 +82,8 @@ def test_every_seed_logs_its_held_out_scores_and_best_follows_them(trained: Path
         assert np.all((rows[:, 1:3] >= 0.0) & (rows[:, 1:3] <= 1.0))
         np.testing.assert_allclose(rows[:, 3], rows[:, 1:3].mean(axis=1), rtol=1e-12)
         selection = json.loads((run / "best" / "selection.json").read_text())
+        card = json.loads((run / "best" / "agent.json").read_text())
+        assert card["name"] == f"{run.name}_best"  # the run's, not the folder it was written in
         # best/ is the evaluation of the highest mean held-out score (the first of equals)
         first_best = int(np.argmax(rows[:, 3]))
         assert selection["timesteps"] == rows[first_best, 0]

@@ -282,12 +282,16 @@ def load_states(template: Any, run_dirs: Sequence[Path]) -> tuple[Any, int]:
 
 
 def write_policy(
-    folder: Path, policy: NumpyPolicy, cfg: RunConfig, description: str | None = None
+    folder: Path,
+    policy: NumpyPolicy,
+    cfg: RunConfig,
+    description: str | None = None,
+    name: str | None = None,
 ) -> None:
     """``policy.npz``, ``config.yaml`` and a card (backend numpy, success null) in ``folder``.
 
     ``description`` is the card's (default: :func:`~twolink_gym.training.export.describe`
-    of ``cfg``).
+    of ``cfg``), ``name`` its name (default: the folder's).
     """
     from twolink_gym.training.export import agent_card
 
@@ -296,7 +300,8 @@ def write_policy(
     policy.save(tmp)
     tmp.replace(folder / JAX_POLICY_FILE)
     (folder / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
-    card = {**agent_card(folder.name, cfg, None, description).to_dict(), BACKEND_KEY: "numpy"}
+    card = agent_card(name or folder.name, cfg, None, description).to_dict()
+    card[BACKEND_KEY] = "numpy"
     (folder / CARD_FILE).write_text(json.dumps(card, indent=2) + "\n")
 
 
@@ -432,7 +437,7 @@ def save_best(cfg: RunConfig, policy: NumpyPolicy, row: Mapping[str, float]) -> 
     tmp = best.with_name("best.tmp")
     if tmp.exists():
         shutil.rmtree(tmp)
-    write_policy(tmp, policy, cfg)
+    write_policy(tmp, policy, cfg, name=f"{cfg.run_dir.name}_best")  # not the tmp folder's
     (tmp / "selection.json").write_text(json.dumps(dict(row), indent=2) + "\n")
     if best.exists():
         shutil.rmtree(best)
