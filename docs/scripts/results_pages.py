@@ -1655,6 +1655,21 @@ def _solve_times(config: str, label: str, final: bool, at_once: bool = False) ->
     )
 
 
+def _resumed_solve_times(config: str, totals: tuple[int, ...]) -> SolveTimes:
+    """A ``jax_*`` config's seeds 0-2 trained at once, then resumed to each of ``totals`` steps."""
+    runs, train = _seed_runs(config, config, "0 1 2", at_once=True)
+    resumes = "".join(
+        f"twolink train --resume runs/{config}_s0 --set train.total_timesteps={total}\n"
+        for total in totals
+    )
+    return SolveTimes(
+        config,
+        f"configs/{config}.yaml",
+        f"{train}\n{resumes}python benchmarks/time_to_solve.py {runs}"
+        f" --json docs/results/time_to_solve/{config}.json",
+    )
+
+
 #: The time-to-solve measurements on the page, in its order: the shipped configs
 #: measured for the page (runs ``tts_<config>_sN``, final models evaluated), then the
 #: RealAIGym configs (their runs are the RealAIGym agents page's).
@@ -1721,6 +1736,7 @@ TIME_TO_SOLVE = (
         final=False,
         at_once=True,
     ),
+    _resumed_solve_times("realaigym_acrobot_jax_sac_v3_unwound", (350_000, 500_000, 650_000)),
 )
 
 
