@@ -23,6 +23,7 @@ from gymnasium.wrappers import TimeLimit
 from numpy.typing import NDArray
 
 import twolink_gym  # noqa: F401  (registers the ids)
+from twolink_gym._arrays import positive_integer
 from twolink_gym.registration import task_env_id
 from twolink_gym.tasks import TASKS
 
@@ -30,7 +31,6 @@ __all__ = [
     "POLICIES",
     "RandomPolicy",
     "ZeroPolicy",
-    "check_count",
     "check_video_path",
     "keeps_frame",
     "main",
@@ -119,19 +119,6 @@ def check_video_path(path: str | Path, name: str = "path") -> Path:
     return path
 
 
-def check_count(value: object, name: str) -> int:
-    """``value`` if it is an integer ``>= 1`` (not a bool).
-
-    Raises
-    ------
-    ValueError
-        Naming ``name`` (how the caller calls the argument) and the value.
-    """
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    return value
-
-
 def keeps_frame(step: int, every: int, last: bool) -> bool:
     """Whether the frame after step ``step`` (1-based) goes into a video kept ``every`` steps.
 
@@ -145,7 +132,7 @@ def keeps_frame(step: int, every: int, last: bool) -> bool:
 def _episode_limit(env: gym.Env, max_steps: int | None) -> int:
     """The most steps to run: ``max_steps``, else the env's ``TimeLimit``, else its task length."""
     if max_steps is not None:
-        return check_count(max_steps, "max_steps")
+        return positive_integer(max_steps, "max_steps")
     layer: Any = env
     while isinstance(layer, gym.Wrapper):
         if isinstance(layer, TimeLimit):
@@ -242,7 +229,7 @@ def record_episode(
         raise ValueError(
             f'env must be created with render_mode="rgb_array", got {env.render_mode!r}'
         )
-    check_count(every, "every")
+    every = positive_integer(every, "every")
     if fps is None:
         fps = float(env.metadata.get("render_fps", 50)) / every
     if not (isinstance(fps, (int, float)) and np.isfinite(fps) and fps > 0):

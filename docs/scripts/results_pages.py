@@ -1624,15 +1624,27 @@ def time_to_solve_page() -> str:
 
 
 def _solve_commands(
-    config: str, label: str, seeds: str, final: bool = False, at_once: bool = False
+    config: str,
+    label: str,
+    seeds: str,
+    final: bool = False,
+    at_once: bool = False,
+    resumed_to: tuple[int, ...] = (),
 ) -> str:
     """Train ``config`` on ``seeds`` as runs/``label``_sN, then measure them (and evaluate).
 
-    ``at_once``: see :func:`_seed_runs`.
+    ``at_once``: see :func:`_seed_runs` (its runs resume together, from the first);
+    ``resumed_to``: the runs are resumed to each of these step counts in turn.
     """
     runs, train = _seed_runs(config, label, seeds, at_once)
+    resumed = runs.split()[:1] if at_once else runs.split()
+    resumes = "".join(
+        f"twolink train --resume {run} --set train.total_timesteps={total}\n"
+        for total in resumed_to
+        for run in resumed
+    )
     lines = (
-        f"{train}\n"
+        f"{train}\n{resumes}"
         f"python benchmarks/time_to_solve.py {runs}"
         f" --json docs/results/time_to_solve/{config}.json"
     )
@@ -1645,28 +1657,24 @@ def _solve_commands(
     )
 
 
-def _solve_times(config: str, label: str, final: bool, at_once: bool = False) -> SolveTimes:
-    """The measurement of ``configs/<config>.yaml`` on seeds 0-2, run as runs/``label``_sN."""
+def _solve_times(
+    config: str,
+    label: str,
+    final: bool,
+    at_once: bool = False,
+    resumed_to: tuple[int, ...] = (),
+) -> SolveTimes:
+    """The measurement of ``configs/<config>.yaml`` on seeds 0-2, run as runs/``label``_sN.
+
+    ``resumed_to``: see :func:`_solve_commands`.
+    """
     return SolveTimes(
         config,
         f"configs/{config}.yaml",
-        _solve_commands(config, label, "0 1 2", final=final, at_once=at_once),
+        _solve_commands(
+            config, label, "0 1 2", final=final, at_once=at_once, resumed_to=resumed_to
+        ),
         final=final,
-    )
-
-
-def _resumed_solve_times(config: str, totals: tuple[int, ...]) -> SolveTimes:
-    """A ``jax_*`` config's seeds 0-2 trained at once, then resumed to each of ``totals`` steps."""
-    runs, train = _seed_runs(config, config, "0 1 2", at_once=True)
-    resumes = "".join(
-        f"twolink train --resume runs/{config}_s0 --set train.total_timesteps={total}\n"
-        for total in totals
-    )
-    return SolveTimes(
-        config,
-        f"configs/{config}.yaml",
-        f"{train}\n{resumes}python benchmarks/time_to_solve.py {runs}"
-        f" --json docs/results/time_to_solve/{config}.json",
     )
 
 
@@ -1736,7 +1744,13 @@ TIME_TO_SOLVE = (
         final=False,
         at_once=True,
     ),
-    _resumed_solve_times("realaigym_acrobot_jax_sac_v3_unwound", (350_000, 500_000, 650_000)),
+    _solve_times(
+        "realaigym_acrobot_jax_sac_v3_unwound",
+        "realaigym_acrobot_jax_sac_v3_unwound",
+        final=False,
+        at_once=True,
+        resumed_to=(350_000, 500_000, 650_000),
+    ),
 )
 
 
