@@ -38,6 +38,7 @@ SAMPLES: dict[str, Any] = {
     "torque_noise": 0.05,
     "torque_response": 0.5,
     "action_delay": 2,
+    "push_rate": 0.25,
 }
 
 FIELDS = [f.name for f in dataclasses.fields(EnvConfig)]
@@ -140,6 +141,7 @@ def test_a_setting_added_to_the_declaration_is_checked_and_accepted(
         ({"max_torque": [30, -1]}, "max_torque", None),
         ({"torque_response": 2.0}, "torque_response", "a number in (0, 1]"),
         ({"action_delay": 0.5}, "action_delay", "an integer >= 0"),
+        ({"push_rate": -1.0}, "push_rate", "a number >= 0 (pushes per second)"),
         ({"params": {"m1": -2.0}}, "params.m1", None),
         ({"params": {"l2": 0.5, "lc2": 0.4, "m3": 1}}, "params.m3", None),
         ({"task_options": {"tolerance": -1.0}}, "task_options.tolerance", None),
@@ -210,6 +212,7 @@ ROBUST = {
     "torque_noise": 0.05,
     "torque_response": 0.7,
     "action_delay": 1,
+    "push_rate": 2.0,
 }
 
 

@@ -1,12 +1,14 @@
-"""Robustness models: domain randomisation, observation models, actuator models.
+"""Robustness models: domain randomisation, observation models, actuator models, pushes.
 
 The references are independent of the models' code: an env made directly with
 the drawn parameters, an ideal env fed actions computed in the test by hand,
-the noiseless twin env, Gymnasium's ``SyncVectorEnv`` over single envs, and
-scipy's Kolmogorov-Smirnov test for the draws' distribution.
+the noiseless twin env, an ideal env started where the push leaves the arm,
+Gymnasium's ``SyncVectorEnv`` over single envs, scipy's Kolmogorov-Smirnov test
+for the draws' distribution and the binomial law for the pushes' frequency.
 """
 
 import copy
+import math
 import pickle
 import warnings
 from typing import Any
@@ -21,7 +23,8 @@ from scipy import stats
 import twolink_gym  # noqa: F401  (registers the ids)
 from twolink_gym import ArmParams, TwoLinkEnv, TwoLinkVectorEnv
 from twolink_gym.controllers import PDGravityController
-from twolink_gym.imperfections import ActuatorModel, Randomization
+from twolink_gym.imperfections import ActuatorModel, PushModel, Randomization
+from twolink_gym.tasks.push import push, push_target
 
 RANDOMIZE: dict[str, Any] = {
     "m2": (0.8, 1.2),
@@ -35,6 +38,7 @@ ALL_MODELS: dict[str, Any] = {
     "torque_noise": 0.05,
     "torque_response": 0.5,
     "action_delay": 2,
+    "push_rate": 5.0,
 }
 
 
@@ -89,6 +93,7 @@ def test_vector_env_equals_sync_vector_env_of_single_envs_with_every_model(mode)
     native = gym.make_vec(
         "TwoLinkReach-v0", num_envs=n, max_episode_steps=5, autoreset_mode=mode, **ALL_MODELS
     )
+    pushes = 0
     o_ref, i_ref = ref.reset(seed=11)
     o_nat, i_nat = native.reset(seed=11)
     np.testing.assert_array_equal(o_nat, o_ref)
@@ -102,11 +107,14 @@ def test_vector_env_equals_sync_vector_env_of_single_envs_with_every_model(mode)
             np.testing.assert_array_equal(y, x)
         for key in r[4]["params"]:
             np.testing.assert_array_equal(g[4]["params"][key], r[4]["params"][key])
+        np.testing.assert_array_equal(g[4]["pushed"], r[4]["pushed"])
+        pushes += int(np.count_nonzero(r[4]["pushed"]))
         if mode == AutoresetMode.SAME_STEP and r[3].any():
             for i in np.flatnonzero(r[3]):  # SyncVectorEnv: an object array of observations
                 np.testing.assert_array_equal(g[4]["final_obs"][i], r[4]["final_obs"][i])
-    # the copies' arms differ from each other
+    # the copies' arms differ from each other, and some steps began with a push
     assert len(set(g[4]["params"]["l1"].tolist())) == n
+    assert pushes > 0
 
 
 def test_drawn_parameters_lie_in_their_ranges_and_are_uniform():
@@ -373,6 +381,10 @@ def test_everything_composes_through_gym_make():
         ({"action_delay": -1}, r"action_delay must be an integer >= 0"),
         ({"action_delay": 1.5}, r"action_delay must be an integer >= 0"),
         ({"action_delay": True}, r"action_delay must be an integer >= 0"),
+        ({"push_rate": -0.5}, r"push_rate must be a number >= 0 \(pushes per second\)"),
+        ({"push_rate": float("nan")}, r"push_rate must be a number >= 0"),
+        ({"push_rate": True}, r"push_rate must be a number >= 0"),
+        ({"push_rate": "often"}, r"push_rate must be a number >= 0"),
     ],
 )
 def test_bad_model_keywords_name_the_argument(kwargs, match):
@@ -433,3 +445,60 @@ def test_sb3_check_env_and_vector_env_pickling_with_every_model():
         x, y = env.step(np.tile(a, (3, 1))), twin.step(np.tile(a, (3, 1)))
         np.testing.assert_array_equal(x[0], y[0])
         np.testing.assert_array_equal(x[4]["params"]["l1"], y[4]["params"]["l1"])
+
+
+# -- pushes -------------------------------------------------------------------------
+def test_a_pushed_step_starts_where_the_push_leaves_the_arm():
+    """Each step's three draws (documented order) decide the push; the step then acts from there.
+
+    The reference: an ideal env started at the pushed state (or the unpushed
+    one) and given the same action, whose state and angle encoding must match.
+    """
+    rate, dt = 30.0, 0.01
+    settings = {"actuation": "acrobot", "dt": dt, "substeps": 5, "max_speed": 60.0}
+    env = TwoLinkEnv("swingup", push_rate=rate, **settings)
+    ideal = TwoLinkEnv("swingup", **settings)
+    _, info = env.reset(seed=5)
+    assert info["pushed"] is False
+    p = 1.0 - math.exp(-rate * dt)
+    seen = set()
+    for a in actions(60, size=1, seed=9):
+        rng = copy.deepcopy(env.np_random)
+        u = rng.random(3)
+        start = env.state
+        if u[0] < p:
+            start = push(env.arm_params, start, push_target(u[1:]))
+        ideal.reset(options={"state": start})
+        obs, _, _, _, info = env.step(a)
+        expected, *_ = ideal.step(a)
+        assert info["pushed"] is bool(u[0] < p)
+        np.testing.assert_array_equal(env.state, ideal.state)
+        np.testing.assert_array_equal(obs[:6], expected[:6])
+        seen.add(info["pushed"])
+    assert seen == {True, False}
+
+
+def test_pushes_come_at_the_declared_rate_in_every_copy():
+    """Over 64 copies x 400 steps the pushed share is 1 - exp(-rate dt) within 5 binomial sigmas."""
+    rate, dt, n, steps = 2.0, 0.01, 64, 400
+    env = TwoLinkVectorEnv(
+        n, task="swingup", dt=dt, substeps=1, push_rate=rate, max_episode_steps=150
+    )
+    env.reset(seed=0)
+    counts = np.zeros(n)
+    for _ in range(steps):
+        *_, info = env.step(np.zeros((n, 2), dtype=np.float32))
+        counts += info["pushed"]
+    p = 1.0 - math.exp(-rate * dt)
+    total = n * steps
+    assert abs(counts.sum() - p * total) < 5 * math.sqrt(total * p * (1 - p))
+    assert np.count_nonzero(counts) > n // 2  # spread over the copies, not one stream
+    assert PushModel.create(rate).probability(dt) == pytest.approx(p, rel=1e-15)
+
+
+def test_no_push_rate_is_no_model_and_no_info_entry():
+    assert PushModel.create(0) is None and PushModel.create(0.0) is None
+    env = TwoLinkEnv("swingup")
+    _, info = env.reset(seed=0)
+    assert env.push_model is None and "pushed" not in info
+    assert "pushed" not in env.step(np.zeros(2, dtype=np.float32))[4]

@@ -180,3 +180,57 @@ def test_randomization_draws_uniform_arms(x64: Any) -> None:
             l1=float(arm.l1),
         )
         assert np.max(np.abs(np.array(arm) - arm_vector(drawn))) <= 1e-14
+
+
+def test_push_arm_is_the_compiled_push_of_the_same_draws(x64: Any) -> None:
+    """``push_arm``'s three uniforms decide as the compiled model's: push or keep, to 1e-12."""
+    from twolink_gym.tasks.push import push, push_target
+
+    params = realaigym_arm()
+    _, env_params = tj.make(
+        "TwoLink-v0", task="swingup", actuation="acrobot", params=params.to_dict(), push_rate=1.0
+    )
+    arm = env_params.arm
+    x = jnp.asarray([-1.2, 0.7, 3.0, -8.0])
+    keys = jax.random.split(jax.random.key(3), 12)
+    run = jax.jit(lambda k: ji.push_arm(k, x, arm, jnp.asarray(0.5)))
+    kinds = set()
+    for key in keys:
+        pushed_x, pushed = run(key)
+        u = np.asarray(jax.random.uniform(key, (3,), jnp.float64))
+        expected = push(params, np.asarray(x), push_target(u[1:])) if u[0] < 0.5 else np.asarray(x)
+        assert bool(pushed) is bool(u[0] < 0.5)
+        np.testing.assert_allclose(np.asarray(pushed_x), expected, rtol=0, atol=TOL)
+        kinds.add(bool(pushed))
+    assert kinds == {True, False}
+
+
+def test_pushes_in_the_env_step_and_at_the_declared_rate(x64: Any) -> None:
+    """A step of an env with pushes is the ideal env's step from ``push_arm``'s state; the rate."""
+    settings = {"task": "swingup", "actuation": "acrobot", "dt": 0.01, "substeps": 5}
+    env, params = tj.make("TwoLink-v0", push_rate=40.0, **settings)
+    ideal, ideal_params = tj.make("TwoLink-v0", **settings)
+    _, state = env.reset(jax.random.key(0), params)
+    p = 1.0 - math.exp(-40.0 * 0.01)
+    assert float(params.models.push_probability) == pytest.approx(p, rel=1e-15)
+    action = jnp.asarray([0.3])
+    step = jax.jit(env.step_env)
+    kinds = set()
+    for key in jax.random.split(jax.random.key(1), 8):
+        # pushes are the only drawing model: the step's key is the push's own
+        start, pushed = ji.push_arm(key, state.x, state.arm, params.models.push_probability)
+        _, after, _, _, info = step(key, state, action, params)
+        _, ref, *_ = ideal.step_env(key, state.replace(x=start), action, ideal_params)
+        assert bool(info["pushed"]) is bool(pushed)
+        np.testing.assert_allclose(np.asarray(after.x), np.asarray(ref.x), rtol=0, atol=TOL)
+        kinds.add(bool(pushed))
+        state = after
+    assert kinds == {True, False}
+    # the share of pushed steps over many keys: 1 - exp(-rate dt) within 5 binomial sigmas
+    _, state = env.reset(jax.random.key(2), params)
+    n = 4000
+    flags = jax.jit(jax.vmap(lambda k: env.step_env(k, state, action, params)[4]["pushed"]))(
+        jax.random.split(jax.random.key(4), n)
+    )
+    assert abs(float(np.mean(np.asarray(flags))) - p) < 5 * math.sqrt(p * (1 - p) / n)
+    assert "pushed" not in ideal.step_env(key, state, action, ideal_params)[4]

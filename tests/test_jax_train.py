@@ -651,6 +651,99 @@ def test_sac_resume_without_config_continues_exactly(trained_sac: Path, tmp_path
                     np.testing.assert_array_equal(a[key], b[key], err_msg=f"{name}/{file}: {key}")
 
 
+def _files(folder: Path) -> dict[Path, bytes]:
+    """Every file under ``folder`` with its bytes."""
+    return {p: p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@needs_rejax
+def test_sac_init_from_starts_where_the_source_stopped(trained_sac: Path, tmp_path: Path) -> None:
+    """``train.init_from``: with the source's settings, what ``--resume`` of the source gives.
+
+    The reference is the source group copied and resumed to the same step count;
+    a run with pushes in its env starts from the same state and trains apart;
+    the source's folders keep their bytes.
+    """
+    import shutil
+
+    from twolink_gym.training.cli import main
+
+    runs = trained_sac.parent / "runs"
+    before = _files(runs)
+    source = runs / "balance_jax_sac_s1"
+    copy = tmp_path / "copy"
+    shutil.copytree(runs, copy / "runs")
+    resume = ["--resume", str(copy / "runs" / "balance_jax_sac_s1")]
+    assert main(["train", *resume, "--set", "train.total_timesteps=192"]) == 0
+    same = tmp_path / "same"
+    same.mkdir()
+    config = _write_config(
+        same, TINY_SAC, total_timesteps=192, init_from=str(source), run_name="started"
+    )
+    assert main(["train", str(config)]) == 0
+    pushed = json.loads(json.dumps(TINY_SAC))
+    pushed["env"]["push_rate"] = 20.0
+    other = tmp_path / "pushed"
+    other.mkdir()
+    config = _write_config(
+        other, pushed, total_timesteps=192, init_from=str(source), run_name="pushed"
+    )
+    assert main(["train", str(config)]) == 0
+    for seed in (1, 2):
+        ref = copy / "runs" / f"balance_jax_sac_s{seed}"
+        ours = same / "runs" / f"started_s{seed}"
+        log = (ours / "eval" / "time_log.csv").read_text().splitlines()
+        assert [int(line.split(",")[0]) for line in log[1:]] == [192]
+        summary = json.loads((ours / "train_summary.json").read_text())
+        assert summary["initialised_from"] == str(source)
+        assert summary["initialised_at"] == 128 and summary["resumed_at"] is None
+        assert summary["timesteps"] == 192
+        with (
+            np.load(ours / "train_state.npz") as a,
+            np.load(ref / "train_state.npz") as b,
+            np.load(other / "runs" / f"pushed_s{seed}" / "train_state.npz") as c,
+        ):
+            leaves = [k for k in a.files if k.startswith("leaf_")]
+            assert leaves and leaves == [k for k in b.files if k.startswith("leaf_")]
+            for key in [*leaves, "steps"]:
+                np.testing.assert_array_equal(a[key], b[key], err_msg=f"seed {seed}: {key}")
+            assert str(a["run_name"]) == "started"  # its own group, not the source's
+            assert any(not np.array_equal(a[k], c[k]) for k in leaves)
+    assert _files(runs) == before
+
+
+@needs_rejax
+def test_init_from_refusals_name_the_key_and_write_nothing(
+    trained_sac: Path, tmp_path: Path
+) -> None:
+    from twolink_gym.training.jax_train import train_jax
+
+    source = str(trained_sac.parent / "runs" / "balance_jax_sac_s1")
+
+    def config(algo: str = "jax_sac", **train: object) -> Any:
+        data = json.loads(json.dumps(TINY_SAC))
+        data["algo"]["name"] = algo
+        if algo == "sac":
+            data["algo"]["hyperparams"] = {}
+            data["train"].pop("seeds")
+        data["train"].update(output_dir=str(tmp_path / "runs"), run_name="new", **train)
+        return config_from_dict(data, "new.yaml")
+
+    with pytest.raises(ConfigError, match=r"new.yaml: train.init_from starts a jax_\* run"):
+        config("sac", init_from=source)
+    with pytest.raises(ConfigError, match=r"train.init_from must be the folder of one seed"):
+        config(init_from="")
+    cases = [
+        (config(init_from=str(tmp_path / "nowhere_s1")), r"train.init_from .*nowhere_s1"),
+        (config(init_from=source, seeds=[1, 7]), r"trained the seeds \[1, 2\], not \[7\]"),
+        (config(init_from=source, total_timesteps=128), r"already have 128 timesteps"),
+    ]
+    for cfg, match in cases:
+        with pytest.raises((FileNotFoundError, ValueError), match=match):
+            train_jax(cfg)
+    assert not (tmp_path / "runs").exists()
+
+
 @needs_rejax
 def test_sac_stores_the_final_observation_where_the_time_limit_cuts() -> None:
     """Reach episodes of 3 steps: rejax's SAC stores the reset observation and done at the cut.

@@ -236,6 +236,19 @@ class TrainConfig:
         the board's (333 acrobot, 777 pendubot, refused). Each seed's scores go
         to ``<run>/eval/v3_heldout.csv``, and ``best/`` keeps the agent of the
         highest mean score (then success rate, then mean return). None: no v3 runs.
+    init_from : str or None
+        For the ``jax_*`` algorithms: start from another run instead of a fresh
+        initialisation, as rl-baselines3-zoo's ``--trained-agent`` does. The folder
+        of one seed of a ``jax_*`` run (``runs/NAME_s0``); each seed of this
+        run starts from the train state its group saved for the same seed
+        (networks, optimisers, observation normaliser, replay buffer, step
+        count), so the group must hold every seed of ``train.seeds``, and the
+        algorithm, network and env must give the same train state's shapes
+        (the env may differ in what leaves them: task options, the
+        robustness settings but ``action_delay``). Training goes on to
+        ``train.total_timesteps`` (counted from the source's first step), into
+        this run's own folders; the source is read, never written. None: a
+        fresh start.
     """
 
     total_timesteps: int
@@ -253,6 +266,7 @@ class TrainConfig:
     progress_bar: bool = True
     save_best: bool = True
     eval_v3_pushes_seeds: list[int] | None = None
+    init_from: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -528,6 +542,18 @@ def _validate(cfg: RunConfig) -> None:
             )
     if cfg.train.eval_v3_pushes_seeds is not None:
         _check_v3_pushes_seeds(cfg, is_rejax(cfg.algo.name))
+    init_from = cfg.train.init_from
+    if init_from is not None:
+        if not is_rejax(cfg.algo.name):
+            raise ConfigError(
+                f"{src}: train.init_from starts a jax_* run from another one's train state; "
+                f"{cfg.algo.name} continues a run with --resume"
+            )
+        if not isinstance(init_from, str) or not init_from:
+            raise ConfigError(
+                f"{src}: train.init_from must be the folder of one seed of a jax_* run "
+                f"(e.g. runs/NAME_s0) or null, got {init_from!r}"
+            )
     try:
         check_hyperparams(cfg.algo.name, cfg.algo.hyperparams)
     except BackendNotInstalledError as exc:

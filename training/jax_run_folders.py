@@ -42,6 +42,7 @@ __all__ = [
     "check_folders",
     "clear_run",
     "imitation_config",
+    "init_dirs",
     "is_jax_run",
     "load_states",
     "rank",
@@ -245,8 +246,42 @@ def resume_config(run: str | Path, overrides: Sequence[str] = ()) -> RunConfig:
     return cfg
 
 
-def load_states(template: Any, run_dirs: Sequence[Path]) -> tuple[Any, int]:
-    """The stacked train states saved in ``run_dirs`` and their common step count."""
+def init_dirs(cfg: RunConfig) -> list[Path]:
+    """The run folders ``train.init_from`` starts ``cfg``'s seeds from, in seed order.
+
+    Raises
+    ------
+    FileNotFoundError, ValueError
+        Naming ``train.init_from``: not a ``jax_*`` run's seed folder, or a
+        group without one of ``cfg``'s seeds.
+    """
+    init_from = cfg.train.init_from
+    if init_from is None:
+        raise ValueError(f"{cfg.source}: train.init_from is not set")
+    key = f"{cfg.source}: train.init_from {init_from}"
+    try:
+        source = resume_config(init_from)
+    except (FileNotFoundError, ValueError) as exc:
+        raise type(exc)(f"{key}: {exc}") from exc
+    available = seeds_of(source)
+    missing = [s for s in seeds_of(cfg) if s not in available]
+    if missing:
+        raise ValueError(
+            f"{key}: its group trained the seeds {available}, not {missing} of train.seeds "
+            f"{seeds_of(cfg)}"
+        )
+    dirs = [seed_config(source, s).run_dir for s in seeds_of(cfg)]
+    own = {seed_config(cfg, s).run_dir.resolve() for s in seeds_of(cfg)}
+    if any(d.resolve() in own for d in dirs):
+        raise ValueError(f"{key}: is this run's own folder; continue a run with --resume")
+    return dirs
+
+
+def load_states(template: Any, run_dirs: Sequence[Path], what: str = "--resume") -> tuple[Any, int]:
+    """The stacked train states saved in ``run_dirs`` and their common step count.
+
+    ``what`` starts the errors (``--resume``, or ``train.init_from``).
+    """
     import jax
     import jax.numpy as jnp
 
@@ -256,26 +291,26 @@ def load_states(template: Any, run_dirs: Sequence[Path]) -> tuple[Any, int]:
     for run_dir in run_dirs:
         path = run_dir / STATE_FILE
         if not path.is_file():
-            raise FileNotFoundError(f"--resume: {path} is missing (no segment of it was saved)")
+            raise FileNotFoundError(f"{what}: {path} is missing (no segment of it was saved)")
         with np.load(path) as data:
             steps.add(int(data["steps"]))
             count = sum(1 for k in data.files if k.startswith("leaf_"))
             if count != len(leaves):
                 raise ValueError(
-                    f"--resume: {path} holds {count} arrays, this config's train state "
+                    f"{what}: {path} holds {count} arrays, this config's train state "
                     f"{len(leaves)}: it was trained with other settings"
                 )
             for j, leaf in enumerate(leaves):
                 value = data[f"leaf_{j}"]
                 if value.shape != leaf.shape[1:]:
                     raise ValueError(
-                        f"--resume: {path} array {j} has shape {value.shape}, this config's "
+                        f"{what}: {path} array {j} has shape {value.shape}, this config's "
                         f"train state {leaf.shape[1:]}: it was trained with other settings"
                     )
                 stacked[j].append(value)
     if len(steps) != 1:
         raise ValueError(
-            f"--resume: the seeds' run folders stopped at different steps {sorted(steps)}"
+            f"{what}: the seeds' run folders stopped at different steps {sorted(steps)}"
         )
     state = jax.tree.unflatten(treedef, [jnp.asarray(np.stack(v)) for v in stacked])
     return state, steps.pop()

@@ -58,6 +58,7 @@ from twolink_gym.training.jax_run_folders import (
     best_row,
     check_folders,
     clear_run,
+    init_dirs,
     load_states,
     rank,
     save_best,
@@ -181,13 +182,16 @@ def train_jax(
     abstract = jax.eval_shape(program.segment, jax.eval_shape(program.init, keys))
     start_steps = 0
     loaded = None
-    if resume:
-        loaded, start_steps = load_states(abstract, run_dirs)
+    init_from = cfg.train.init_from if not resume else None
+    if resume or init_from is not None:
+        what = "--resume" if resume else f"{cfg.source}: train.init_from {init_from}"
+        sources = run_dirs if resume else init_dirs(cfg)
+        loaded, start_steps = load_states(abstract, sources, what)
         if start_steps >= cfg.train.total_timesteps:
             raise ValueError(
-                f"--resume: the runs already have {start_steps:,} timesteps, "
+                f"{what}: the runs already have {start_steps:,} timesteps, "
                 f"train.total_timesteps is {cfg.train.total_timesteps:,}; raise it, e.g. "
-                f"--set train.total_timesteps={2 * cfg.train.total_timesteps}"
+                f"--set train.total_timesteps={start_steps + cfg.train.total_timesteps}"
             )
     seg = program.segment_steps
     n_segments = math.ceil((cfg.train.total_timesteps - start_steps) / seg)
@@ -213,7 +217,8 @@ def train_jax(
     print(
         f"{cfg.algo.name}: {len(seeds)} seeds {seeds} at once on {layout.describe()}, "
         f"{cfg.train.n_envs} envs each, segments of {seg:,} steps"
-        + (f", resuming at {start_steps:,}" if resume else ""),
+        + (f", resuming at {start_steps:,}" if resume else "")
+        + (f", starting from {init_from} at {start_steps:,}" if init_from is not None else ""),
         flush=True,
     )
 
@@ -317,6 +322,8 @@ def train_jax(
         "interrupted": interrupted,
         "stopped_early": stopped,
         "resumed_at": start_steps if resume else None,
+        "initialised_from": init_from,
+        "initialised_at": start_steps if init_from is not None else None,
         "device": str(layout.devices[0]),
         "devices": len(layout.devices),
         "spare_copies": layout.copies - layout.n_seeds,

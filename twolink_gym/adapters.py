@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from twolink_gym.imperfections import ActuatorModel, ObservationModel, Randomization
+from twolink_gym.imperfections import ActuatorModel, ObservationModel, PushModel, Randomization
 from twolink_gym.params import ArmParams
 from twolink_gym.simulation import Simulation
 from twolink_gym.tasks import Task
@@ -91,6 +91,11 @@ class EnvSettings:
     def actuator_model(self) -> ActuatorModel | None:
         """The actuator model (``None``: ideal motors)."""
         return self.sim.actuator_model
+
+    @property
+    def push_model(self) -> PushModel | None:
+        """The pushes of the arm (``None``: none)."""
+        return self.sim.push_model
 
 
 def check_render_mode(render_mode: str | None, modes: Sequence[str]) -> str | None:

@@ -70,6 +70,9 @@ class StepResult:
         The true states ``[q1, q2, dq1, dq2]``.
     goal : ndarray, shape (n, goal_size)
         The episodes' goals.
+    pushed : ndarray of bool, shape (n,), or None
+        Which arms were pushed at the step's start (all False at an episode
+        start); ``None`` without pushes (:class:`~twolink_gym.imperfections.PushModel`).
     """
 
     obs: NDArray[np.float32]
@@ -83,6 +86,7 @@ class StepResult:
     extras: Array
     state: Array
     goal: Array
+    pushed: NDArray[np.bool_] | None = None
     _arms: dict[int, ArmRows] = dataclasses.field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -116,7 +120,9 @@ class ArmRows:
     terms: Array
 
 
-def _result(obs: NDArray[np.float32], arrays: Any) -> StepResult:
+def _result(
+    obs: NDArray[np.float32], arrays: Any, pushed: NDArray[np.bool_] | None = None
+) -> StepResult:
     """The :class:`StepResult` over the loop's ``arrays`` (views) with observation ``obs``."""
     outcome = arrays.outcome
     return StepResult(
@@ -131,6 +137,7 @@ def _result(obs: NDArray[np.float32], arrays: Any) -> StepResult:
         extras=arrays.extras,
         state=arrays.state,
         goal=arrays.goal,
+        pushed=pushed,
     )
 
 
@@ -141,8 +148,8 @@ def step_info(
 
     Entries, in order: ``state``, ``tip``, ``distance``, ``is_success``,
     ``time``, the task's goal entries (:meth:`Task.goal_info`, for a task with
-    a goal), the reported reward terms (:meth:`Task.reported_terms`), and
-    ``params`` if given.
+    a goal), the reported reward terms (:meth:`Task.reported_terms`),
+    ``pushed`` with pushes, and ``params`` if given.
 
     Parameters
     ----------
@@ -181,6 +188,8 @@ def step_info(
         terms = arm.terms.tolist()
     for name, j in task.reported_columns:
         info[name] = terms[j]
+    if result.pushed is not None:
+        info["pushed"] = result.pushed.copy() if row is None else result.pushed.item(row)
     if params is not None:
         info["params"] = params
     return info
@@ -244,6 +253,9 @@ class Core:
         # read on every step: plain attributes (the configuration is frozen)
         self._actuator_model = model
         self._observation_model = sim.observation_model
+        self._push_model = sim.push_model
+        #: Which arms were pushed at the last step's start (``None`` without pushes).
+        self.pushed = None if sim.push_model is None else np.zeros(n, dtype=bool)
         self._bind()
 
     def _bind(self) -> None:
@@ -252,7 +264,7 @@ class Core:
         Also after unpickling, which copies the arrays (views included).
         """
         self._loops = step_kernels(self.sim.task)
-        self._result = _result(self.arrays.obs, self.arrays)
+        self._result = _result(self.arrays.obs, self.arrays, self.pushed)
 
     def __getstate__(self) -> dict[str, Any]:
         """The core's attributes without the compiled loops."""
@@ -310,12 +322,14 @@ class Core:
         part.outcome["time"] = 0.0
         self._loops.observe(*part)
         obs = self._observe(part.obs, rngs)
+        if self.pushed is not None:
+            self.pushed[idx] = False
         if every:
             self._result.obs = obs
             return self._result
         for name in ("memory", "obs", "outcome", "terms", "extras"):
             getattr(a, name)[idx] = getattr(part, name)  # each arm's latest state
-        return _result(obs, part)
+        return _result(obs, part, None if self.pushed is None else np.zeros(len(idx), dtype=bool))
 
     def _draw_arms(self, idx: NDArray[np.intp]) -> None:
         """New arms for ``idx`` from the randomisation, each from its own generator."""
@@ -364,15 +378,20 @@ class Core:
     def step(self, actions: Any = None, rows: NDArray[np.intp] | None = None) -> StepResult:
         """One control step of every arm.
 
+        Per arm, from its own generator: the actuator model's noise, the push
+        draw (:class:`~twolink_gym.imperfections.PushModel`: a pushed arm
+        starts the step where the push leaves it), then, after the compiled
+        loop, the observation noise.
+
         Parameters
         ----------
         actions : array_like, shape (n, action_size), optional
             Normalised actions (:meth:`set_command`); ``None``: the command
             already in ``arrays.action``.
         rows : ndarray of int, optional
-            The arms that draw this step's actuator and observation noise
-            (default: every arm; the others are restarted right after the step
-            and draw a reset's instead).
+            The arms that draw this step's actuator noise, push and observation
+            noise (default: every arm; the others are restarted right after the
+            step and draw a reset's instead).
 
         Returns
         -------
@@ -386,6 +405,11 @@ class Core:
         if model is not None:
             assert self.actuator is not None  # made with the model
             a.action[:] = model.apply(a.action, self.actuator, self.rngs, rows)
+        if self._push_model is not None:
+            assert self.pushed is not None  # made with the model
+            self.pushed[:] = self._push_model.apply(
+                a.state, self.params, self.rngs, self.sim.dt, rows
+            )
         if self.num_threads == 1:
             self._loops.step(*a)
         else:

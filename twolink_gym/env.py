@@ -39,7 +39,8 @@ class TwoLinkEnv(EnvSettings, gym.Env[ObsType, NDArray[np.float32]]):
         (``TwoLinkEnv(task="reach", dt=0.01)``), over ``config``. With
         ``randomize``, the episode's arm is drawn at every reset from the env's
         ``np_random``; it is in ``info["params"]`` (a dict of every ``ArmParams``
-        field, in every info) and :attr:`arm_params`.
+        field, in every info) and :attr:`arm_params`. With ``push_rate``,
+        ``info["pushed"]`` says whether the step began with a push (False at a reset).
 
     Raises
     ------
@@ -65,9 +66,10 @@ class TwoLinkEnv(EnvSettings, gym.Env[ObsType, NDArray[np.float32]]):
     The robustness models (:mod:`twolink_gym.imperfections`) act around the
     step kernel: the actuator model turns the command into the applied
     action (which the reward's torque terms, ``render`` and the dynamics
-    see), the observation model turns the kernel's observation into the
-    returned one. Per step, the torque noise is drawn before the observation
-    noise; per reset, the arm before the episode start and the observation noise.
+    see), the push model moves a pushed arm before the step, the observation
+    model turns the kernel's observation into the returned one. Per step, the
+    torque noise is drawn first, then the push, then the observation noise; per
+    reset, the arm before the episode start and the observation noise.
     """
 
     metadata: dict[str, Any] = {  # noqa: RUF012 - Gymnasium's convention
@@ -97,7 +99,14 @@ class TwoLinkEnv(EnvSettings, gym.Env[ObsType, NDArray[np.float32]]):
         self.action_space = spaces.Box(-1.0, 1.0, shape=(self.sim.action_size,), dtype=np.float32)
         self._action_size = self.sim.action_size  # read on every step
         # the models that draw noise from np_random on every step
-        self._noisy = self.sim.actuator_model is not None or self.sim.observation_model is not None
+        self._noisy = any(
+            model is not None
+            for model in (
+                self.sim.actuator_model,
+                self.sim.observation_model,
+                self.sim.push_model,
+            )
+        )
         self._params_info: dict[str, Any] | None = None
         self._last_reward = 0.0
         self._renderer: Any = None

@@ -30,7 +30,13 @@ import numpy as np
 
 from twolink_gym._arrays import positive_integer, positive_number
 from twolink_gym.codec import ACTUATIONS, check_actuation
-from twolink_gym.imperfections import OBSERVATIONS, ActuatorModel, ObservationModel, Randomization
+from twolink_gym.imperfections import (
+    OBSERVATIONS,
+    ActuatorModel,
+    ObservationModel,
+    PushModel,
+    Randomization,
+)
 from twolink_gym.params import ArmParams
 from twolink_gym.tasks import TASKS, Task, make_task
 
@@ -255,6 +261,11 @@ def _check_action_delay(value: Any, checked: Mapping[str, Any]) -> int:
     return int(value)
 
 
+def _check_push_rate(value: Any, checked: Mapping[str, Any]) -> float:
+    PushModel.create(value)
+    return float(value)
+
+
 @dataclasses.dataclass(frozen=True)
 class EnvConfig:
     """Every setting of the two-link arm's environments, checked on construction.
@@ -361,6 +372,15 @@ class EnvConfig:
 
     action_delay: int = _setting(0, _check_action_delay, "an integer >= 0", imperfection=True)
     """Control steps between a command and its application (default 0)."""
+
+    push_rate: float = _setting(
+        0.0, _check_push_rate, "a number >= 0 (pushes per second)", imperfection=True
+    )
+    """Pushes of the arm per second [1/s] (default 0: none): at each control
+    step a copy is pushed with probability ``1 - exp(-push_rate · dt)`` as
+    RealAIGym v3 pushes it (0.2 s of a saturated PID towards a random
+    configuration, taking no episode time; :class:`~twolink_gym.imperfections.PushModel`),
+    and ``info["pushed"]`` says which steps began with one. v3: 0.25."""
 
     def __post_init__(self) -> None:
         """Check every setting in declaration order (see :meth:`checked`)."""

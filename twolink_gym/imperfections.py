@@ -14,7 +14,9 @@ kernel simulates at each episode start.
 :class:`ObservationModel`
     the full state or the joint angles only, plus additive Gaussian noise;
 :class:`ActuatorModel`
-    an action delay, a first-order torque response and torque noise.
+    an action delay, a first-order torque response and torque noise;
+:class:`PushModel`
+    pushes of the arm at random times, as RealAIGym v3 knocks it.
 
 Every random draw of a copy comes from that copy's own generator (the env's
 ``np_random``), in a fixed order, so seeded episodes are bit-reproducible and
@@ -34,6 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from twolink_gym.params import ArmParams
+from twolink_gym.tasks.push import push, push_target
 
 __all__ = [
     "NOISE_BOUND_SIGMAS",
@@ -43,6 +46,7 @@ __all__ = [
     "ActuatorState",
     "ObservationModel",
     "ParameterRange",
+    "PushModel",
     "Randomization",
 ]
 
@@ -502,3 +506,84 @@ class ActuatorModel:
                 z[i, joints] = rngs[i].standard_normal(len(joints))
             np.clip(applied + self.noise * z, -1.0, 1.0, out=applied)
         return applied
+
+
+# -- pushes -----------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class PushModel:
+    """Pushes of the arm at random times: RealAIGym v3's push, between two control steps.
+
+    At the start of each control step a copy is pushed with probability
+    ``1 - exp(-rate · dt)`` (a Poisson process of ``rate`` pushes a second,
+    sampled at the control steps): its state becomes where one v3 push
+    (:func:`twolink_gym.tasks.push.push`: 0.2 s of a saturated PID on both
+    joints, with gravity compensation, towards a random configuration without
+    angle wrapping) leaves it, and the step's action then acts from there. The
+    push takes no episode time (v3's takes 0.2 s of the run, in which the
+    controller is not called): the agent's episode is the same length with
+    or without pushes.
+
+    Attributes
+    ----------
+    rate : float
+        Pushes per second of episode time, > 0 (RealAIGym v3: 15 in 60 s, 0.25).
+    """
+
+    rate: float
+
+    @classmethod
+    def create(cls, rate: Any) -> PushModel | None:
+        """Validate ``push_rate``; ``None`` for no pushes (``0``).
+
+        Raises
+        ------
+        ValueError
+            Naming ``push_rate`` and its allowed values.
+        """
+        rule = "a number >= 0 (pushes per second)"
+        value = _finite(rate, "push_rate", rule)
+        if value < 0:
+            raise ValueError(f"push_rate must be {rule}, got {rate!r}")
+        return None if value == 0 else cls(value)
+
+    def probability(self, dt: float) -> float:
+        """The probability that a copy is pushed at a control step of ``dt`` seconds."""
+        return -math.expm1(-self.rate * dt)
+
+    def apply(
+        self,
+        states: Array,
+        params: Sequence[ArmParams],
+        rngs: Sequence[np.random.Generator],
+        dt: float,
+        rows: NDArray[np.intp] | None = None,
+    ) -> NDArray[np.bool_]:
+        """Push the copies whose draw says so, in place; which were pushed.
+
+        Parameters
+        ----------
+        states : ndarray, shape (n, 4)
+            ``[q1, q2, dq1, dq2]`` [rad, rad/s]; a pushed copy's row is overwritten.
+        params : sequence of n ArmParams
+            Each copy's arm (the push's dynamics and gravity compensation).
+        rngs : sequence of n numpy Generators
+            Copy ``i`` draws ``u = rngs[i].random(3)``: pushed if ``u[0]`` is below
+            :meth:`probability`, towards :func:`~twolink_gym.tasks.push.push_target` of ``u[1:]``.
+        dt : float
+            The control period [s].
+        rows : ndarray of int, optional
+            The copies that draw (default all; the others are not pushed).
+
+        Returns
+        -------
+        ndarray of bool, shape (n,)
+        """
+        n = states.shape[0]
+        pushed = np.zeros(n, dtype=bool)
+        p = self.probability(dt)
+        for i in range(n) if rows is None else rows.tolist():
+            u = rngs[i].random(3)
+            if u[0] < p:
+                states[i] = push(params[i], states[i], push_target(u[1:]))
+                pushed[i] = True
+        return pushed

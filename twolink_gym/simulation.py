@@ -36,6 +36,7 @@ from twolink_gym.env_config import DEFAULT_MAX_SPEED, DEFAULT_SUBSTEPS, EnvConfi
 from twolink_gym.imperfections import (
     ActuatorModel,
     ObservationModel,
+    PushModel,
     Randomization,
 )
 from twolink_gym.params import ArmParams
@@ -84,6 +85,8 @@ class Simulation:
         What the agent observes (``None``: the full state, without noise).
     actuator_model : ActuatorModel or None
         The motors' delay, response and noise (``None``: ideal motors).
+    push_model : PushModel or None
+        Pushes of the arm at random times (``None``: none).
     """
 
     params: ArmParams
@@ -96,6 +99,7 @@ class Simulation:
     randomization: Randomization | None = None
     observation_model: ObservationModel | None = None
     actuator_model: ActuatorModel | None = None
+    push_model: PushModel | None = None
     #: ``[max_torque1, max_torque2, max_speed, dt, substeps]``, the step kernel's ``config``
     config: Array = dataclasses.field(init=False, repr=False, compare=False)
 
@@ -117,8 +121,8 @@ class Simulation:
 
         ``max_torque=None`` takes the task's default for the actuation,
         :meth:`~twolink_gym.tasks.Task.default_max_torque_for`. ``randomize``,
-        ``observation``, ``obs_noise``, ``torque_noise``, ``torque_response``
-        and ``action_delay`` build the models of :mod:`twolink_gym.imperfections`
+        ``observation``, ``obs_noise``, ``torque_noise``, ``torque_response``,
+        ``action_delay`` and ``push_rate`` build the models of :mod:`twolink_gym.imperfections`
         (``None`` where they change nothing).
 
         Raises
@@ -144,6 +148,7 @@ class Simulation:
             c["randomize"],
             c["obs_noise"],
             actuator_model,
+            PushModel.create(c["push_rate"]),
         )
 
     # -- spaces ----------------------------------------------------------

@@ -9,12 +9,13 @@ values, with gymnax's auto-reset (where ``done``, the returned ``obs`` and
 ``state`` are a new episode's; ``info`` describes the step that ended).
 ``done`` is ``terminated | truncated``; both are in ``info``, beside the
 Gymnasium env's entries (``state``, ``tip``, ``distance``, ``is_success``,
-``time``, the goal's, the reported reward terms). ``step_env`` is the step
+``time``, the goal's, the reported reward terms, ``pushed`` with ``push_rate``). ``step_env`` is the step
 without the auto-reset.
 
 A step: clip the action to ``[-1, 1]``, expand it to both joints (a joint
 without a motor gets 0), the actuator model, RK4 of ``params.substeps``
-sub-steps with the torque held, the speed limit, the task twin's kernel at
+sub-steps with the torque held (from where a push leaves the arm, with
+``push_rate``), the speed limit, the task twin's kernel at
 the new state, the observation ``[cos q1, sin q1, cos q2, sin q2, dq1, dq2,
 *extras]`` and the observation model: the compiled step loop's order
 (:mod:`twolink_gym.kernel`). Everything is traced (no Python control flow on
@@ -92,7 +93,8 @@ class TwoLinkJaxEnv(Environment):
         self.max_episode_steps = max_episode_steps
         self._reported = self.task.reported_columns
         draws = self.models.draws
-        self._step_draws = ("actuate" in draws, "observe" in draws)
+        self._step_draws = ("actuate" in draws, "push" in draws, "observe" in draws)
+        self._pushes = checked["push_rate"] > 0.0
         self._reset_draws = (
             "draw_arm" in draws,
             True,
@@ -226,11 +228,11 @@ class TwoLinkJaxEnv(Environment):
     ) -> tuple[jax.Array, EnvState, jax.Array, jax.Array, dict[str, Any]]:
         """One control step without the auto-reset: ``(obs, state, reward, done, info)``."""
         dtype = params.dt.dtype
-        k_actuator, k_obs = split_among(key, self._step_draws)
+        k_actuator, k_push, k_obs = split_among(key, self._step_draws)
         a = jnp.clip(jnp.asarray(action, dtype).reshape(self.num_actions), -1.0, 1.0)
         command = jnp.zeros((2,), dtype).at[jnp.asarray(self.actuated)].set(a)
         applied, actuator = self.models.actuate(k_actuator, command, state.actuator, params)
-        x = state.x
+        x, pushed = self.models.push(k_push, state.x, state.arm, params)
         q1, q2, dq1, dq2 = rk4(
             state.arm,
             x[0],
@@ -275,6 +277,8 @@ class TwoLinkJaxEnv(Environment):
         info.update(self.twin.goal_info(state.goal, obs[6:]))
         for name, j in self._reported:
             info[name] = terms[j]
+        if self._pushes:
+            info["pushed"] = pushed
         info.update(self.models.info(new_state))
         info["terminated"] = terminated
         info["truncated"] = truncated

@@ -19,6 +19,10 @@ The twins of the compiled env's per-episode and per-step models, and the
     the last ``delay`` commands), the first-order response
     ``tau_t = tau_{t-1} + k (u_t - tau_{t-1})`` and torque noise
     ``clip(tau_t + noise · z, -1, 1)`` on the motor joints.
+:func:`push_arm`
+    :class:`~twolink_gym.imperfections.PushModel`: with probability
+    ``1 - exp(-rate · dt)`` a step starts where a RealAIGym v3 push
+    (:func:`twolink_gym.jax.tasks.push.push`) leaves the arm.
 
 The deterministic parts (the columns, the delay, the response, the arm
 vector) follow the compiled models operation by operation, so under
@@ -39,9 +43,11 @@ from twolink_gym.imperfections import (
     RANDOMIZABLE,
     ActuatorModel,
     ObservationModel,
+    PushModel,
     Randomization,
 )
 from twolink_gym.jax.robustness import Models
+from twolink_gym.jax.tasks.push import push, push_target
 from twolink_gym.kernel import Arm
 from twolink_gym.params import ArmParams
 
@@ -53,6 +59,7 @@ __all__ = [
     "arm_of_fields",
     "draw_arm",
     "observe",
+    "push_arm",
 ]
 
 
@@ -193,6 +200,33 @@ def actuate(
     return applied, ActuatorState(torque, history)
 
 
+def push_arm(
+    key: jax.Array, x: jax.Array, arm: Arm, probability: jax.Array, coulomb: bool = True
+) -> tuple[jax.Array, jax.Array]:
+    """The state ``(4,)`` a step starts from, and whether a push put it there.
+
+    ``u = uniform(key, (3,))``: pushed if ``u[0] < probability``, towards
+    :func:`~twolink_gym.jax.tasks.push.push_target` of ``u[1:]`` (the compiled
+    :meth:`PushModel.apply <twolink_gym.imperfections.PushModel.apply>`'s use
+    of its three draws). The push is computed on every call (under ``vmap`` a
+    condition computes both branches) and kept where pushed.
+
+    Parameters
+    ----------
+    x : Array, shape (4,)
+        ``[q1, q2, dq1, dq2]`` [rad, rad/s].
+    arm : Arm
+        The episode's arm.
+    probability : Array, shape ()
+        The chance of a push at this step, ``1 - exp(-rate · dt)``.
+    coulomb : bool
+        As in :func:`twolink_gym.jax.dynamics.rk4` (static).
+    """
+    u = jax.random.uniform(key, (3,), x.dtype)
+    pushed = u[0] < probability
+    return jnp.where(pushed, push(arm, x, push_target(u[1:]), coulomb), x), pushed
+
+
 # -- the models in the JAX env ------------------------------------------------------
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass(frozen=True)
@@ -212,6 +246,9 @@ class ModelParams:
     torque_noise, torque_response : Array, shape ()
     motors : Array, shape (2,)
         1.0 at a joint with a motor.
+    push_probability : Array, shape ()
+        The chance of a push at a control step (:meth:`PushModel.probability
+        <twolink_gym.imperfections.PushModel.probability>`; 0: none).
     """
 
     nominal: jax.Array
@@ -225,6 +262,7 @@ class ModelParams:
     torque_noise: jax.Array
     torque_response: jax.Array
     motors: jax.Array
+    push_probability: jax.Array
 
 
 class ImperfectModels(Models):
@@ -232,7 +270,7 @@ class ImperfectModels(Models):
 
     Built by :func:`twolink_gym.jax.robustness.build` from the validated
     settings when one of ``randomize``, ``observation``, ``obs_noise``,
-    ``torque_noise``, ``torque_response`` or ``action_delay`` is set. The
+    ``torque_noise``, ``torque_response``, ``action_delay`` or ``push_rate`` is set. The
     observation's columns and the delay (shapes) are static; the rest is in
     :class:`ModelParams`.
 
@@ -253,6 +291,8 @@ class ImperfectModels(Models):
         self.actuator_model = ActuatorModel.create(
             checked["torque_noise"], checked["torque_response"], checked["action_delay"], actuated
         )
+        self.push_model: PushModel | None = PushModel.create(checked["push_rate"])
+        self.dt = float(checked["dt"])
         self.actuated = actuated
         size = 6 + self.task.extras_size
         model = self.observation_model
@@ -263,6 +303,7 @@ class ImperfectModels(Models):
             for name, model in (
                 ("draw_arm", self.randomization),
                 ("actuate", self.actuator_model),
+                ("push", self.push_model),
                 ("observe", self.observation_model),
             )
             if model is not None
@@ -291,6 +332,9 @@ class ImperfectModels(Models):
             torque_noise=jnp.asarray(0.0 if actuator is None else actuator.noise, dtype),
             torque_response=jnp.asarray(1.0 if actuator is None else actuator.response, dtype),
             motors=jnp.asarray(motors, dtype),
+            push_probability=jnp.asarray(
+                0.0 if self.push_model is None else self.push_model.probability(self.dt), dtype
+            ),
         )
 
     def _kernel_bounds(self) -> tuple[np.ndarray, np.ndarray]:
@@ -309,8 +353,14 @@ class ImperfectModels(Models):
         m = params.models
         return arm_of_fields(draw_arm(key, m.nominal, m.index, m.low, m.high, m.absolute))
 
-    def init_actuator(self, key: jax.Array, params: Any, dtype: Any) -> ActuatorState:
-        """Zeroed memory: no torque, an empty queue of ``delay`` commands."""
+    def init_actuator(self, key: jax.Array, params: Any, dtype: Any) -> ActuatorState | tuple[()]:
+        """Zeroed memory (no torque, an empty queue of ``delay`` commands); ``()`` without an actuator model.
+
+        Without one the env's state has the ideal env's structure (a saved
+        train state of one loads into the other).
+        """
+        if self.actuator_model is None:
+            return ()
         return ActuatorState(jnp.zeros((2,), dtype), jnp.zeros((self.delay, 2), dtype))
 
     def actuate(
@@ -321,6 +371,14 @@ class ImperfectModels(Models):
             return command, actuator
         m = params.models
         return actuate(key, command, actuator, m.torque_noise, m.torque_response, m.motors)
+
+    def push(
+        self, key: jax.Array, x: jax.Array, arm: Any, params: Any
+    ) -> tuple[jax.Array, jax.Array]:
+        """The state of :func:`push_arm` (``x`` itself, never pushed, without a push model)."""
+        if self.push_model is None:
+            return x, jnp.zeros((), bool)
+        return push_arm(key, x, arm, params.models.push_probability, params.coulomb)
 
     def observe(self, key: jax.Array, obs: jax.Array, params: Any) -> jax.Array:
         """The observation of :func:`observe` (the kept columns, with noise)."""

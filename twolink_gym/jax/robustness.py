@@ -13,6 +13,9 @@ Hook points (all pure, jittable; ``params.models`` holds their parameters):
     The actuator model's state at reset (ideal: ``()``).
 ``actuate(key, command (2,), actuator, params) -> (applied (2,), actuator)``
     The applied normalised action from the command, before the dynamics (ideal: the command).
+``push(key, x (4,), arm, params) -> (x (4,), pushed)``
+    The state the step starts from: where a push leaves the arm, or ``x``
+    itself (ideal: ``x``, never pushed).
 ``observe(key, obs, params) -> obs``
     The returned observation from the kernel's (ideal: unchanged).
 ``bounds(low, high) -> (low, high)``
@@ -29,6 +32,7 @@ from __future__ import annotations
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from twolink_gym.env_config import ideal_defaults
@@ -40,7 +44,7 @@ class Models:
     """The ideal models (see the module notes)."""
 
     #: The hooks that draw from their key (``"draw_arm"``, ``"init_actuator"``,
-    #: ``"actuate"``, ``"observe"``); the ideal models draw nothing.
+    #: ``"actuate"``, ``"push"``, ``"observe"``); the ideal models draw nothing.
     draws: frozenset[str] = frozenset()
 
     def params(self, dtype: Any) -> Any:
@@ -60,6 +64,12 @@ class Models:
     ) -> tuple[jax.Array, Any]:
         """The command itself."""
         return command, actuator
+
+    def push(
+        self, key: jax.Array, x: jax.Array, arm: Any, params: Any
+    ) -> tuple[jax.Array, jax.Array]:
+        """The state itself, not pushed."""
+        return x, jnp.zeros((), bool)
 
     def observe(self, key: jax.Array, obs: jax.Array, params: Any) -> jax.Array:
         """The kernel's observation itself."""
@@ -87,6 +97,7 @@ def build(checked: dict[str, Any]) -> Models:
         "torque_noise": checked["torque_noise"] != ideal["torque_noise"],
         "torque_response": checked["torque_response"] != ideal["torque_response"],
         "action_delay": checked["action_delay"] != ideal["action_delay"],
+        "push_rate": checked["push_rate"] != ideal["push_rate"],
     }
     if any(given.values()) or checked["observation"] != "state":
         from twolink_gym.codec import ACTUATIONS
