@@ -542,18 +542,8 @@ def _validate(cfg: RunConfig) -> None:
             )
     if cfg.train.eval_v3_pushes_seeds is not None:
         _check_v3_pushes_seeds(cfg, is_rejax(cfg.algo.name))
-    init_from = cfg.train.init_from
-    if init_from is not None:
-        if not is_rejax(cfg.algo.name):
-            raise ConfigError(
-                f"{src}: train.init_from starts a jax_* run from another one's train state; "
-                f"{cfg.algo.name} continues a run with --resume"
-            )
-        if not isinstance(init_from, str) or not init_from:
-            raise ConfigError(
-                f"{src}: train.init_from must be the folder of one seed of a jax_* run "
-                f"(e.g. runs/NAME_s0) or null, got {init_from!r}"
-            )
+    if cfg.train.init_from is not None:
+        _check_init_from(cfg, is_rejax(cfg.algo.name))
     try:
         check_hyperparams(cfg.algo.name, cfg.algo.hyperparams)
     except BackendNotInstalledError as exc:
@@ -586,6 +576,21 @@ def _validate(cfg: RunConfig) -> None:
     }.items():
         if value < 0:
             raise ConfigError(f"{src}: {key} must be >= 0, got {value}")
+
+
+def _check_init_from(cfg: RunConfig, rejax: bool) -> None:
+    """Check ``train.init_from`` (its folder is read when training starts)."""
+    src, init_from = cfg.source, cfg.train.init_from
+    if not rejax:
+        raise ConfigError(
+            f"{src}: train.init_from starts a jax_* run from another one's train state; "
+            f"{cfg.algo.name} continues a run with --resume"
+        )
+    if not isinstance(init_from, str) or not init_from:
+        raise ConfigError(
+            f"{src}: train.init_from must be the folder of one seed of a jax_* run "
+            f"(e.g. runs/NAME_s0) or null, got {init_from!r}"
+        )
 
 
 def _check_v3_pushes_seeds(cfg: RunConfig, rejax: bool) -> None:
