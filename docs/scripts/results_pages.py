@@ -1497,6 +1497,30 @@ REALAIGYM_GROUPS = (
         ),
     ),
     BoardGroup(
+        "realaigym/acrobot_jax_sac_v3_pushed",
+        "Acrobot, the unwound config at 650,000 steps trained on with v3's pushes in its "
+        "episodes, `configs/realaigym_acrobot_jax_sac_v3_pushed.yaml`",
+        "acrobot",
+        _seed_runs(
+            "realaigym_acrobot_jax_sac_v3_unwound",
+            "realaigym_acrobot_jax_sac_v3_unwound",
+            "0 1 2",
+            True,
+        )[1]
+        + "\ntwolink train --resume runs/realaigym_acrobot_jax_sac_v3_unwound_s0"
+        " --set train.total_timesteps=650000\n"
+        + _board_commands(
+            "realaigym/acrobot_jax_sac_v3_pushed",
+            "acrobot",
+            "realaigym_acrobot_jax_sac_v3_pushed",
+            "realaigym_acrobot_jax_sac_v3_pushed",
+            "0 1 2",
+            None,
+            v3=True,
+            at_once=True,
+        ),
+    ),
+    BoardGroup(
         "realaigym/pendubot_jax_sac_v3_line_x16",
         "Pendubot, `configs/realaigym_pendubot_jax_sac_v3_line.yaml` on 16 seeds at once "
         "(on a GPU)",
