@@ -245,7 +245,8 @@ class TrainConfig:
         count), so the group must hold every seed of ``train.seeds``, and the
         algorithm, network and env must give the same train state's shapes
         (the env may differ in what leaves them: task options, the
-        robustness settings but ``action_delay``). Training goes on to
+        randomisation, the observation noise, ``push_rate``; not the actuator
+        model's settings, whose motor memory is part of the env state). Training goes on to
         ``train.total_timesteps`` (counted from the source's first step), into
         this run's own folders; the source is read, never written. None: a
         fresh start.

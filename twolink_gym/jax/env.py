@@ -94,7 +94,7 @@ class TwoLinkJaxEnv(Environment):
         self._reported = self.task.reported_columns
         draws = self.models.draws
         self._step_draws = ("actuate" in draws, "push" in draws, "observe" in draws)
-        self._pushes = checked["push_rate"] > 0.0
+        self._pushes = "push" in draws  # info["pushed"] with a push model
         self._reset_draws = (
             "draw_arm" in draws,
             True,
