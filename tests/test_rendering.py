@@ -19,7 +19,13 @@ import pytest
 from gymnasium.error import DependencyNotInstalled, ResetNeeded
 from gymnasium.utils.env_checker import check_env
 from gymnasium.wrappers import RecordVideo
-from twolink_gym.training.record import RandomPolicy, ZeroPolicy, main, record_episode
+from twolink_gym.training.record import (
+    RandomPolicy,
+    ZeroPolicy,
+    main,
+    play_episode,
+    record_episode,
+)
 
 import twolink_gym  # noqa: F401  (registers the envs)
 from twolink_gym import ArmParams, TwoLinkVectorEnv, make_task
@@ -492,6 +498,27 @@ def test_record_episode_rejects_bad_input(tmp_path):
         record_episode(ZeroPolicy(env.action_space), env, tmp_path / "x.avi")
     with pytest.raises(ValueError, match="max_steps"):
         record_episode(ZeroPolicy(env.action_space), env, tmp_path / "x.gif", max_steps=0)
+    env.close()
+
+
+def test_play_episode_returns_what_a_hand_loop_of_the_env_sees():
+    env = gym.make("TwoLink-v0", task="balance")  # no render mode: keeps no frames
+    env.reset(seed=4)
+    rewards, info, done = [], {}, False
+    while not done:  # the unactuated arm falls: terminated, within the time limit
+        _, reward, terminated, truncated, info = env.step(np.zeros(2, dtype=np.float32))
+        rewards.append(reward)
+        done = terminated or truncated
+    episode = play_episode(ZeroPolicy(env.action_space), env, seed=4, every=None)
+    assert episode.frames == []
+    assert episode.steps == len(rewards) < 500
+    assert episode.total_reward == pytest.approx(sum(rewards), rel=1e-12)
+    assert episode.info["is_success"] == info["is_success"]
+    short = play_episode(ZeroPolicy(env.action_space), env, seed=4, max_steps=3, every=None)
+    assert short.steps == 3
+    assert short.total_reward == pytest.approx(sum(rewards[:3]), rel=1e-12)
+    with pytest.raises(ValueError, match="max_steps must be an integer >= 1, got 0"):
+        play_episode(ZeroPolicy(env.action_space), env, seed=4, max_steps=0, every=None)
     env.close()
 
 

@@ -13,6 +13,7 @@ Standalone use, with the two trivial policies defined here::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,11 +30,13 @@ from twolink_gym.tasks import TASKS
 
 __all__ = [
     "POLICIES",
+    "PlayedEpisode",
     "RandomPolicy",
     "ZeroPolicy",
     "check_video_path",
     "keeps_frame",
     "main",
+    "play_episode",
     "record_episode",
 ]
 
@@ -176,6 +179,91 @@ def write_video(frames: Sequence[NDArray[np.uint8]], path: Path, fps: float) -> 
                 writer.append_data(frame)
 
 
+def _frame(env: gym.Env) -> NDArray[np.uint8]:
+    """The env's ``rgb_array`` frame ``(H, W, 3)``."""
+    return np.asarray(env.render(), dtype=np.uint8)
+
+
+@dataclasses.dataclass
+class PlayedEpisode:
+    """One episode run by :func:`play_episode`.
+
+    Attributes
+    ----------
+    frames : list of ndarray
+        The kept frames, each ``(H, W, 3)`` uint8 (empty when none were kept).
+    total_reward : float
+        The sum of the step rewards.
+    steps : int
+        The steps run.
+    info : dict
+        The last step's ``info`` (the reset's if no step ran).
+    """
+
+    frames: list[NDArray[np.uint8]]
+    total_reward: float
+    steps: int
+    info: dict[str, Any]
+
+
+def play_episode(
+    policy: Any,
+    env: gym.Env,
+    *,
+    seed: int,
+    options: dict[str, Any] | None = None,
+    max_steps: int | None = None,
+    every: int | None = 1,
+) -> PlayedEpisode:
+    """Run ``policy`` deterministically for one episode of ``env``, keeping frames.
+
+    Parameters
+    ----------
+    policy : object
+        Anything with SB3's ``predict(obs, state=None, episode_start=None,
+        deterministic=True) -> (action, state)``.
+    env : gymnasium.Env
+        A (possibly wrapped) TwoLink env.
+    seed : int
+        Seed of ``env.reset``.
+    options : dict, optional
+        Options of ``env.reset``.
+    max_steps : int, optional
+        Stop after this many steps (``>= 1``); default: when the episode
+        terminates or truncates.
+    every : int or None
+        Keep the reset's frame and one after every ``every``-th step, and the
+        last step's (:func:`keeps_frame`); the env must render ``rgb_array``.
+        None: keep none (an env that renders itself, ``render_mode="human"``).
+
+    Returns
+    -------
+    PlayedEpisode
+    """
+    if max_steps is not None:
+        max_steps = positive_integer(max_steps, "max_steps")
+    if every is not None:
+        every = positive_integer(every, "every")
+    obs, info = env.reset(seed=seed, options=options)
+    frames: list[NDArray[np.uint8]] = []
+    if every is not None:
+        frames.append(_frame(env))
+    policy_state, episode_start = None, np.ones(1, dtype=bool)
+    total, steps, done = 0.0, 0, False
+    while not done and (max_steps is None or steps < max_steps):
+        action, policy_state = policy.predict(
+            obs, state=policy_state, episode_start=episode_start, deterministic=True
+        )
+        episode_start = np.zeros(1, dtype=bool)
+        obs, reward, terminated, truncated, info = env.step(action)
+        total += float(reward)
+        steps += 1
+        done = bool(terminated or truncated)
+        if every is not None and keeps_frame(steps, every, done or steps == max_steps):
+            frames.append(_frame(env))
+    return PlayedEpisode(frames, total, steps, dict(info))
+
+
 def record_episode(
     policy: Any,
     env: gym.Env,
@@ -236,24 +324,9 @@ def record_episode(
         raise ValueError(f"fps must be a number > 0, got {fps!r}")
     limit = _episode_limit(env, max_steps)
 
-    obs, _ = env.reset(seed=seed, options=options)
-    frames = [env.render()]
-    policy_state = None
-    episode_start = np.ones(1, dtype=bool)
-    for step in range(1, limit + 1):
-        action, policy_state = policy.predict(
-            obs, state=policy_state, episode_start=episode_start, deterministic=True
-        )
-        episode_start = np.zeros(1, dtype=bool)
-        obs, _, terminated, truncated, _ = env.step(action)
-        done = terminated or truncated or step == limit
-        if keeps_frame(step, every, done):
-            frames.append(env.render())
-        if done:
-            break
-
+    episode = play_episode(policy, env, seed=seed, options=options, max_steps=limit, every=every)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_video(frames, path, fps)  # type: ignore[arg-type]
+    write_video(episode.frames, path, fps)
     return path
 
 

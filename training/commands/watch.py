@@ -103,11 +103,10 @@ def _make_env(cfg: Any, human: bool) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``twolink watch``."""
-    import numpy as np
     from twolink_gym.training.commands._setup import setup_from_args
     from twolink_gym.training.evaluate import draw_episodes
     from twolink_gym.training.policies import load_policy
-    from twolink_gym.training.record import check_video_path, keeps_frame, write_video
+    from twolink_gym.training.record import check_video_path, play_episode, write_video
 
     setup = setup_from_args(args)
     if len(setup.policies) != 1:
@@ -133,27 +132,19 @@ def run(args: argparse.Namespace) -> int:
         for i in range(args.episodes):
             seed = cfg.evaluate.seed + i
             options = {k: v[i] for k, v in episodes.options().items()}
-            obs, info = env.reset(seed=seed, options=options)
-            if path is not None:
-                frames.append(env.render())
-            state, start, done = None, np.ones(1, dtype=bool), False
-            total, steps = 0.0, 0
-            while not done and (args.max_steps is None or steps < args.max_steps):
-                action, state = policy.predictor.predict(
-                    obs, state=state, episode_start=start, deterministic=True
-                )
-                obs, reward, terminated, truncated, info = env.step(action)
-                start = np.zeros(1, dtype=bool)
-                total += float(reward)
-                steps += 1
-                done = terminated or truncated
-                last = done or steps == args.max_steps
-                if path is not None and keeps_frame(steps, every, last):
-                    frames.append(env.render())
-            outcome = "success" if info.get("is_success") else "no success"
+            episode = play_episode(
+                policy.predictor,
+                env,
+                seed=seed,
+                options=options,
+                max_steps=args.max_steps,
+                every=None if path is None else every,
+            )
+            frames.extend(episode.frames)
+            outcome = "success" if episode.info.get("is_success") else "no success"
             print(
-                f"{policy.label}: episode {i} (seed {seed}): {outcome}, return {total:.2f}, "
-                f"{steps} steps"
+                f"{policy.label}: episode {i} (seed {seed}): {outcome}, "
+                f"return {episode.total_reward:.2f}, {episode.steps} steps"
             )
     finally:
         env.close()
