@@ -1521,6 +1521,24 @@ REALAIGYM_GROUPS = (
         ),
     ),
     BoardGroup(
+        "realaigym/acrobot_jax_sac_v3_pushed_900k",
+        "Acrobot, `configs/realaigym_acrobot_jax_sac_v3_pushed.yaml` trained on with the pushes "
+        "to 900,000 steps",
+        "acrobot",
+        "# after the pushed group's commands:\n"
+        "twolink train configs/realaigym_acrobot_jax_sac_v3_pushed.yaml"
+        " --set train.init_from=runs/realaigym_acrobot_jax_sac_v3_pushed_s0"
+        " --set train.run_name=realaigym_acrobot_jax_sac_v3_pushed_900k"
+        " --set train.total_timesteps=900000\n"
+        + _board_lines(
+            "realaigym/acrobot_jax_sac_v3_pushed_900k",
+            "acrobot",
+            " ".join(f"runs/realaigym_acrobot_jax_sac_v3_pushed_900k_s{n}" for n in range(3)),
+            "realaigym_acrobot_jax_sac_v3_pushed_900k",
+            True,
+        ),
+    ),
+    BoardGroup(
         "realaigym/pendubot_jax_sac_v3_line_x16",
         "Pendubot, `configs/realaigym_pendubot_jax_sac_v3_line.yaml` on 16 seeds at once "
         "(on a GPU)",
