@@ -5,6 +5,9 @@ protocol (a trained model, a classical controller, ...) for one episode of an
 env made with ``render_mode="rgb_array"`` and writes the frames with imageio:
 ``.gif`` through Pillow (looping forever), ``.mp4`` through imageio-ffmpeg.
 
+:func:`play_episode` is its episode loop (a policy's deterministic episode, its frames,
+return and last ``info``), which ``twolink watch`` runs as well.
+
 Standalone use, with the two trivial policies defined here::
 
     python -m twolink_gym.training.record --task reach --policy random --out reach.gif --seed 0
