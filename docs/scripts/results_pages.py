@@ -1539,6 +1539,25 @@ REALAIGYM_GROUPS = (
         ),
     ),
     BoardGroup(
+        "realaigym/acrobot_jax_sac_v3_pushed_1m",
+        "Acrobot, `configs/realaigym_acrobot_jax_sac_v3_pushed.yaml` trained on with the pushes "
+        "to 1,000,000 steps",
+        "acrobot",
+        "# after the 900,000-step group's commands:\n"
+        "twolink train configs/realaigym_acrobot_jax_sac_v3_pushed.yaml"
+        " --set train.init_from=runs/realaigym_acrobot_jax_sac_v3_pushed_900k_s0"
+        " --set train.run_name=realaigym_acrobot_jax_sac_v3_pushed_1m"
+        " --set train.total_timesteps=1000000"
+        " --set 'train.eval_v3_pushes_seeds=[1,2,3,4,5,6,7,8]'\n"
+        + _board_lines(
+            "realaigym/acrobot_jax_sac_v3_pushed_1m",
+            "acrobot",
+            " ".join(f"runs/realaigym_acrobot_jax_sac_v3_pushed_1m_s{n}" for n in range(3)),
+            "realaigym_acrobot_jax_sac_v3_pushed_1m",
+            True,
+        ),
+    ),
+    BoardGroup(
         "realaigym/pendubot_jax_sac_v3_line_x16",
         "Pendubot, `configs/realaigym_pendubot_jax_sac_v3_line.yaml` on 16 seeds at once "
         "(on a GPU)",
