@@ -1062,17 +1062,24 @@ def realaigym_group_section(group: BoardGroup) -> str:
 
 
 def _seed_runs(
-    config: str, label: str, seeds: str, at_once: bool = False, set_seeds: bool = False
+    config: str,
+    label: str,
+    seeds: str,
+    at_once: bool = False,
+    set_seeds: bool = False,
+    sets: str = "",
 ) -> tuple[str, str]:
     """The run folders ``runs/<label>_sN`` of ``seeds`` and the command(s) that train them.
 
     ``at_once``: a ``jax_*`` config, whose ``train.seeds`` train together in one command;
-    ``set_seeds``: that command sets ``train.seeds`` to ``seeds`` (else the config's own).
+    ``set_seeds``: that command sets ``train.seeds`` to ``seeds`` (else the config's own);
+    ``sets``: more ``--set`` options of that command (e.g. ``train.init_from``).
     """
     runs = " ".join(f"runs/{label}_s{n}" for n in seeds.split())
     if at_once:
         chosen = f" --set 'train.seeds=[{','.join(seeds.split())}]'" if set_seeds else ""
-        return runs, f"twolink train configs/{config}.yaml --set train.run_name={label}{chosen}"
+        train = f"twolink train configs/{config}.yaml --set train.run_name={label}{chosen}"
+        return runs, train + (f" {sets}" if sets else "")
     train = (
         f"for seed in {seeds}; do\n"
         f"  twolink train configs/{config}.yaml --set train.seed=$seed"
@@ -1180,14 +1187,16 @@ def _board_commands(
     at_once: bool = False,
     set_seeds: bool = False,
     observer: bool = False,
+    sets: str = "",
 ) -> str:
     """Train ``config`` on ``seeds`` as runs/``label``_sN, the boards into ``folder``, ship one.
 
     ``ship`` is the shipped seed and the agent's name (None: none ships); ``v3`` adds the
-    v3 board to the two v2 boards; ``at_once``, ``set_seeds``: see :func:`_seed_runs`;
-    ``observer``: the boards run with the velocity observer (:func:`_board_lines`).
+    v3 board to the two v2 boards; ``at_once``, ``set_seeds``, ``sets``: see
+    :func:`_seed_runs`; ``observer``: the boards run with the velocity observer
+    (:func:`_board_lines`).
     """
-    runs, train = _seed_runs(config, label, seeds, at_once, set_seeds)
+    runs, train = _seed_runs(config, label, seeds, at_once, set_seeds, sets)
     lines = f"{train}\n{_board_lines(folder, robot, runs, label, v3, observer)}"
     if ship is None:
         return lines
@@ -1526,16 +1535,17 @@ REALAIGYM_GROUPS = (
         "to 900,000 steps",
         "acrobot",
         "# after the pushed group's commands:\n"
-        "twolink train configs/realaigym_acrobot_jax_sac_v3_pushed.yaml"
-        " --set train.init_from=runs/realaigym_acrobot_jax_sac_v3_pushed_s0"
-        " --set train.run_name=realaigym_acrobot_jax_sac_v3_pushed_900k"
-        " --set train.total_timesteps=900000\n"
-        + _board_lines(
+        + _board_commands(
             "realaigym/acrobot_jax_sac_v3_pushed_900k",
             "acrobot",
-            " ".join(f"runs/realaigym_acrobot_jax_sac_v3_pushed_900k_s{n}" for n in range(3)),
+            "realaigym_acrobot_jax_sac_v3_pushed",
             "realaigym_acrobot_jax_sac_v3_pushed_900k",
-            True,
+            "0 1 2",
+            None,
+            v3=True,
+            at_once=True,
+            sets="--set train.init_from=runs/realaigym_acrobot_jax_sac_v3_pushed_s0"
+            " --set train.total_timesteps=900000",
         ),
     ),
     BoardGroup(
@@ -1544,17 +1554,18 @@ REALAIGYM_GROUPS = (
         "to 1,000,000 steps",
         "acrobot",
         "# after the 900,000-step group's commands:\n"
-        "twolink train configs/realaigym_acrobot_jax_sac_v3_pushed.yaml"
-        " --set train.init_from=runs/realaigym_acrobot_jax_sac_v3_pushed_900k_s0"
-        " --set train.run_name=realaigym_acrobot_jax_sac_v3_pushed_1m"
-        " --set train.total_timesteps=1000000"
-        " --set 'train.eval_v3_pushes_seeds=[1,2,3,4,5,6,7,8]'\n"
-        + _board_lines(
+        + _board_commands(
             "realaigym/acrobot_jax_sac_v3_pushed_1m",
             "acrobot",
-            " ".join(f"runs/realaigym_acrobot_jax_sac_v3_pushed_1m_s{n}" for n in range(3)),
+            "realaigym_acrobot_jax_sac_v3_pushed",
             "realaigym_acrobot_jax_sac_v3_pushed_1m",
-            True,
+            "0 1 2",
+            None,
+            v3=True,
+            at_once=True,
+            sets="--set train.init_from=runs/realaigym_acrobot_jax_sac_v3_pushed_900k_s0"
+            " --set train.total_timesteps=1000000"
+            " --set 'train.eval_v3_pushes_seeds=[1,2,3,4,5,6,7,8]'",
         ),
     ),
     BoardGroup(
