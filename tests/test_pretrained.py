@@ -20,7 +20,8 @@ import twolink_gym
 from twolink_gym import pretrained
 from twolink_gym.env import TwoLinkEnv
 
-# what each shipped agent is, and the success rate its task's target asks of it
+# what each shipped agent is, and the success rate its task's target asks of it (None: an
+# agent for the RealAIGym v3 board, checked by its v3 score below, not by success)
 SHIPPED = {
     "balance_ppo": ("balance", "ppo", 0.95),
     "balance_ppo_robust": ("balance", "ppo", 0.95),
@@ -37,6 +38,7 @@ SHIPPED = {
     "realaigym_acrobot_sac": ("swingup_acrobot", "sbx_sac", 0.80),
     "realaigym_pendubot_sac": ("swingup_pendubot", "sbx_sac", 0.80),
     "realaigym_pendubot_dart": ("swingup_pendubot", "dart", 0.80),
+    "realaigym_acrobot_sac_v3": ("swingup_acrobot", "jax_sac", None),
     "swingup_pendubot_ppo": ("swingup_pendubot", "ppo", 0.80),
     "track_ppo": ("track", "ppo", 0.80),
     "track_sac": ("track", "sbx_sac", 0.80),
@@ -184,7 +186,7 @@ def _agent_config(name):
     return config_from_dict(yaml.safe_load((folder / "config.yaml").read_text()))
 
 
-@pytest.mark.parametrize("name", sorted(SHIPPED))
+@pytest.mark.parametrize("name", sorted(n for n, (*_, target) in SHIPPED.items() if target))
 def test_pretrained_agent_holds_its_reported_success_on_unseen_episodes(name):
     _, algo, _ = SHIPPED[name]
     card = {c.name: c for c in pretrained.catalog()}[name]
@@ -295,3 +297,26 @@ def test_evaluate_command_accepts_pretrained(tmp_path, capsys):
     assert "ppo (pretrained:balance_ppo) | 100%" in printed
     assert (out / "summary.json").is_file()
     assert np.load(out / "episode_set.npz")["states"].shape == (3, 4)
+
+
+# RealAIGym v3 push schedules no training run, model selection (pushes seeds 1-8) or
+# reported figure (the board's 333, 1001-1016) uses
+V3_UNSEEN_PUSHES = (5_000_000, 5_000_001)
+
+
+def test_the_v3_agent_tops_the_published_acrobot_entries_on_unseen_push_schedules(tmp_path):
+    # realaigym_acrobot_sac_v3 holds the tip above the line through v3's pushes (its
+    # swing-up success, upright and still at the end of pushed episodes, is low by design).
+    # Its mean over two unseen schedules must stay above 0.60: 0.06 under the issue's target
+    # 0.66, about three standard deviations of a two-run mean (its runs on sixteen other
+    # schedules spread with a standard deviation of 0.03). The v2 agent realaigym_acrobot_sac
+    # averages 0.575 on these two schedules and fails it.
+    scores = []
+    for seed in V3_UNSEEN_PUSHES:
+        out = tmp_path / str(seed)
+        args = ["--robot", "acrobot", "--out", str(out), "--pushes-seed", str(seed)]
+        main(["realaigym", "v3", "pretrained:realaigym_acrobot_sac_v3", *args])
+        (row,) = json.loads((out / "v3.json").read_text())
+        assert row["pushes_seed"] == seed and row["algorithm"] == "jax_sac"
+        scores.append(row["score"])
+    assert np.mean(scores) > 0.60, f"v3 on pushes seeds {V3_UNSEEN_PUSHES}: {scores}"

@@ -1569,6 +1569,26 @@ REALAIGYM_GROUPS = (
         ),
     ),
     BoardGroup(
+        "realaigym/acrobot_jax_sac_v3_pushed_1200k",
+        "Acrobot, `configs/realaigym_acrobot_jax_sac_v3_pushed.yaml` trained on with the pushes "
+        "to 1,200,000 steps",
+        "acrobot",
+        "# after the 1,000,000-step group's commands:\n"
+        + _board_commands(
+            "realaigym/acrobot_jax_sac_v3_pushed_1200k",
+            "acrobot",
+            "realaigym_acrobot_jax_sac_v3_pushed",
+            "realaigym_acrobot_jax_sac_v3_pushed_1200k",
+            "0 1 2",
+            None,
+            v3=True,
+            at_once=True,
+            sets="--set train.init_from=runs/realaigym_acrobot_jax_sac_v3_pushed_1m_s0"
+            " --set train.total_timesteps=1200000"
+            " --set 'train.eval_v3_pushes_seeds=[1,2,3,4,5,6,7,8]'",
+        ),
+    ),
+    BoardGroup(
         "realaigym/pendubot_jax_sac_v3_line_x16",
         "Pendubot, `configs/realaigym_pendubot_jax_sac_v3_line.yaml` on 16 seeds at once "
         "(on a GPU)",
