@@ -99,10 +99,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         runs = read_runs(args.folders)
     except ValueError as err:
         parser.error(str(err))
-    n = len(next(iter(runs.values())))
+    seeds = sorted(next(iter(runs.values())))  # every policy's (read_runs checks)
     print(
-        f"v3 over {n} push schedules (pushes seeds {min(next(iter(runs.values())))}-"
-        f"{max(next(iter(runs.values())))}); mean [95 % bootstrap interval over schedules]"
+        f"v3 over {len(seeds)} push schedules (pushes seeds {seeds[0]}-{seeds[-1]}); "
+        "mean [95 % bootstrap interval over schedules]"
     )
     width = max(len(p) for p in runs)
     above = "" if args.above is None else f"  > {args.above:g}"

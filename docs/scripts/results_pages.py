@@ -1209,6 +1209,44 @@ def _board_commands(
 
 
 #: The trained agents on RealAIGym's boards: one folder per config, its seeds.
+def _pushed_continuation(
+    suffix: str, steps: int, source: str, after: str, heldout_eight: bool = True
+) -> BoardGroup:
+    """The acrobot's pushed SAC config trained on to ``steps`` from another of its runs.
+
+    The runs are ``realaigym_acrobot_jax_sac_v3_pushed_<suffix>_sN``, started with
+    ``train.init_from`` from ``realaigym_acrobot_jax_sac_v3_<source>_s0``; ``after`` names
+    the group whose commands come first; ``heldout_eight``: ``best/`` chosen on the eight
+    held-out v3 runs 1-8 (else the config's three).
+    """
+    label = f"realaigym_acrobot_jax_sac_v3_pushed_{suffix}"
+    folder = f"realaigym/acrobot_jax_sac_v3_pushed_{suffix}"
+    sets = (
+        f"--set train.init_from=runs/realaigym_acrobot_jax_sac_v3_{source}_s0"
+        f" --set train.total_timesteps={steps}"
+    )
+    if heldout_eight:
+        sets += " --set 'train.eval_v3_pushes_seeds=[1,2,3,4,5,6,7,8]'"
+    return BoardGroup(
+        folder,
+        "Acrobot, `configs/realaigym_acrobot_jax_sac_v3_pushed.yaml` trained on with the pushes "
+        f"to {steps:,} steps",
+        "acrobot",
+        f"# after {after} commands:\n"
+        + _board_commands(
+            folder,
+            "acrobot",
+            "realaigym_acrobot_jax_sac_v3_pushed",
+            label,
+            "0 1 2",
+            None,
+            v3=True,
+            at_once=True,
+            sets=sets,
+        ),
+    )
+
+
 REALAIGYM_GROUPS = (
     BoardGroup(
         "realaigym/pendubot_sac",
@@ -1529,65 +1567,9 @@ REALAIGYM_GROUPS = (
             at_once=True,
         ),
     ),
-    BoardGroup(
-        "realaigym/acrobot_jax_sac_v3_pushed_900k",
-        "Acrobot, `configs/realaigym_acrobot_jax_sac_v3_pushed.yaml` trained on with the pushes "
-        "to 900,000 steps",
-        "acrobot",
-        "# after the pushed group's commands:\n"
-        + _board_commands(
-            "realaigym/acrobot_jax_sac_v3_pushed_900k",
-            "acrobot",
-            "realaigym_acrobot_jax_sac_v3_pushed",
-            "realaigym_acrobot_jax_sac_v3_pushed_900k",
-            "0 1 2",
-            None,
-            v3=True,
-            at_once=True,
-            sets="--set train.init_from=runs/realaigym_acrobot_jax_sac_v3_pushed_s0"
-            " --set train.total_timesteps=900000",
-        ),
-    ),
-    BoardGroup(
-        "realaigym/acrobot_jax_sac_v3_pushed_1m",
-        "Acrobot, `configs/realaigym_acrobot_jax_sac_v3_pushed.yaml` trained on with the pushes "
-        "to 1,000,000 steps",
-        "acrobot",
-        "# after the 900,000-step group's commands:\n"
-        + _board_commands(
-            "realaigym/acrobot_jax_sac_v3_pushed_1m",
-            "acrobot",
-            "realaigym_acrobot_jax_sac_v3_pushed",
-            "realaigym_acrobot_jax_sac_v3_pushed_1m",
-            "0 1 2",
-            None,
-            v3=True,
-            at_once=True,
-            sets="--set train.init_from=runs/realaigym_acrobot_jax_sac_v3_pushed_900k_s0"
-            " --set train.total_timesteps=1000000"
-            " --set 'train.eval_v3_pushes_seeds=[1,2,3,4,5,6,7,8]'",
-        ),
-    ),
-    BoardGroup(
-        "realaigym/acrobot_jax_sac_v3_pushed_1200k",
-        "Acrobot, `configs/realaigym_acrobot_jax_sac_v3_pushed.yaml` trained on with the pushes "
-        "to 1,200,000 steps",
-        "acrobot",
-        "# after the 1,000,000-step group's commands:\n"
-        + _board_commands(
-            "realaigym/acrobot_jax_sac_v3_pushed_1200k",
-            "acrobot",
-            "realaigym_acrobot_jax_sac_v3_pushed",
-            "realaigym_acrobot_jax_sac_v3_pushed_1200k",
-            "0 1 2",
-            None,
-            v3=True,
-            at_once=True,
-            sets="--set train.init_from=runs/realaigym_acrobot_jax_sac_v3_pushed_1m_s0"
-            " --set train.total_timesteps=1200000"
-            " --set 'train.eval_v3_pushes_seeds=[1,2,3,4,5,6,7,8]'",
-        ),
-    ),
+    _pushed_continuation("900k", 900_000, "pushed", "the pushed group's", heldout_eight=False),
+    _pushed_continuation("1m", 1_000_000, "pushed_900k", "the 900,000-step group's"),
+    _pushed_continuation("1200k", 1_200_000, "pushed_1m", "the 1,000,000-step group's"),
     BoardGroup(
         "realaigym/pendubot_jax_sac_v3_line_x16",
         "Pendubot, `configs/realaigym_pendubot_jax_sac_v3_line.yaml` on 16 seeds at once "
