@@ -1386,6 +1386,23 @@ REALAIGYM_GROUPS = (
         ),
     ),
     BoardGroup(
+        "realaigym/pendubot_jax_sac_v3_pushed",
+        "Pendubot, SAC trained in JAX for v3 with its turns observed, the line paid only "
+        "unwound and v3's pushes in its episodes from the first step, "
+        "`configs/realaigym_pendubot_jax_sac_v3_pushed.yaml`",
+        "pendubot",
+        _board_commands(
+            "realaigym/pendubot_jax_sac_v3_pushed",
+            "pendubot",
+            "realaigym_pendubot_jax_sac_v3_pushed",
+            "realaigym_pendubot_jax_sac_v3_pushed",
+            "0 1 2",
+            None,
+            v3=True,
+            at_once=True,
+        ),
+    ),
+    BoardGroup(
         "realaigym/pendubot_dagger",
         "Pendubot, the MPPI planner distilled by DAgger on the JAX twin "
         "(`algo.name: dagger`, `benchmarks/realaigym_v3_distill.py`)",
