@@ -1208,7 +1208,6 @@ def _board_commands(
     )
 
 
-#: The trained agents on RealAIGym's boards: one folder per config, its seeds.
 def _pushed_continuation(
     suffix: str, steps: int, source: str, after: str, heldout_eight: bool = True
 ) -> BoardGroup:
@@ -1247,6 +1246,7 @@ def _pushed_continuation(
     )
 
 
+#: The trained agents on RealAIGym's boards: one folder per config, its seeds.
 REALAIGYM_GROUPS = (
     BoardGroup(
         "realaigym/pendubot_sac",
