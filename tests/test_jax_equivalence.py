@@ -92,6 +92,7 @@ CASES = {
             "task_options": {
                 "line_weight": 0.5,
                 "wound_weight": 0.7,
+                "wound_shaped_weight": 0.6,
                 "ctrl_weight": 0.0,
                 "observe_turns": True,
             },

@@ -224,6 +224,27 @@ def test_wound_weight_withholds_the_line_term_from_a_wound_arm(weight: float) ->
         SwingupTask(wound_weight=1.5)
 
 
+@pytest.mark.parametrize("weight", [0.0, 0.4, 1.0])
+def test_wound_shaped_weight_withholds_the_shaped_half_from_a_wound_arm(weight: float) -> None:
+    params = realaigym_arm()
+    rows = _uprights()
+    x = np.array([[q1 + 0.01, q2 - 0.02, 0.3, -0.2] for _, _, q1, q2 in rows])
+    unwound = np.array([k1 in (-1, 0) and k2 == 0 for k1, k2, _, _ in rows])
+    goal = np.zeros((len(rows), 0))
+    plain = SwingupTask(ctrl_weight=0.0).evaluate(params, x, goal).reward
+    # the turns do not change the plain reward (it sees the angles through sines and cosines)
+    np.testing.assert_allclose(plain, plain[0], rtol=0, atol=1e-12)
+    task = SwingupTask(ctrl_weight=0.0, wound_shaped_weight=weight)
+    got = task.evaluate(params, x, goal).reward
+    np.testing.assert_allclose(got, np.where(unwound, plain, (1.0 - weight) * plain), atol=1e-15)
+    # with the line withheld too, a wound arm earns nothing at all
+    both = SwingupTask(ctrl_weight=0.0, line_weight=0.5, wound_weight=1.0, wound_shaped_weight=1.0)
+    reward = both.evaluate(params, x, goal).reward
+    assert np.all(reward[~unwound] == 0.0) and np.all(reward[unwound] > 0.5)
+    with pytest.raises(ValueError, match="wound_shaped_weight"):
+        SwingupTask(wound_shaped_weight=-0.1)
+
+
 def test_twin_wound_equals_the_compiled_wound(x64: Any) -> None:
     import jax.numpy as jnp
 

@@ -90,7 +90,7 @@ def test_train_builds_the_training_env_with_them_and_the_evaluation_env_without(
             r"'catch_speed', 'ctrl_weight', 'explore_fraction', 'explore_speed', "
             r"'fall_angle', 'height_weight', 'init_angle_noise', 'init_speed_noise', "
             r"'line_height', 'line_weight', 'observe_turns', 'push_fraction', 'push_turns', 'smooth_weight', 'speed_weight', 'still_sigma', 'success_angle', 'success_speed', "
-            r"'upright_sigma', 'wound_weight'\]",
+            r"'upright_sigma', 'wound_shaped_weight', 'wound_weight'\]",
         ),
         ({"init_angle_noise": -1.0}, r"explore\.yaml: env\.train_task_options\.init_angle_noise"),
         ([math.pi], r"explore\.yaml: env\.train_task_options"),

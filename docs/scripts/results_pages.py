@@ -1246,6 +1246,33 @@ def _pushed_continuation(
     )
 
 
+def _resumed_continuation(
+    robot: str, config: str, steps: tuple[int, ...], after: str
+) -> BoardGroup:
+    """``config``'s three seeds resumed in place to each of ``steps``, the last one boarded.
+
+    The runs are ``runs/<config>_sN`` (``--resume`` continues them in their own folders);
+    the group is ``realaigym/<config without realaigym_>_<last steps in thousands>k``;
+    ``after`` names the group whose commands come first.
+    """
+    suffix = f"{steps[-1] // 1000}k"
+    label = f"{config}_{suffix}"
+    folder = f"realaigym/{config.removeprefix('realaigym_')}_{suffix}"
+    runs = " ".join(f"runs/{config}_s{n}" for n in range(3))
+    resume = "\n".join(
+        f"twolink train --resume runs/{config}_s0 --set train.total_timesteps={t}" for t in steps
+    )
+    return BoardGroup(
+        folder,
+        f"{robot.capitalize()}, `configs/{config}.yaml` resumed to {steps[-1]:,} steps",
+        robot,
+        f"# after {after} commands:\n{resume}\n"
+        + _board_lines(folder, robot, runs, label, v3=True)
+        + f"\ntwolink realaigym v3 {' '.join(f'runs/{config}_s{n}/best' for n in range(3))}"
+        f" --robot {robot} --out runs/{label}_best_v3",
+    )
+
+
 #: The trained agents on RealAIGym's boards: one folder per config, its seeds.
 REALAIGYM_GROUPS = (
     BoardGroup(
@@ -1401,6 +1428,12 @@ REALAIGYM_GROUPS = (
             v3=True,
             at_once=True,
         ),
+    ),
+    _resumed_continuation(
+        "pendubot",
+        "realaigym_pendubot_jax_sac_v3_pushed",
+        (300_000, 400_000, 475_000),
+        "the pushed group's",
     ),
     BoardGroup(
         "realaigym/pendubot_dagger",

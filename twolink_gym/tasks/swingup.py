@@ -91,7 +91,8 @@ def swingup_kernel(
     # the tip's height above the shoulder against the line (a fraction of the reach)
     _, tip_height = tip_from_trig(arm, x.c1, x.s1, x.c12, x.s12)
     line = 1.0 if tip_height > options.line_height * (arm.l1 + arm.l2) else 0.0
-    line *= 1.0 - options.wound_weight * wound(x.q1, x.q2)
+    is_wound = wound(x.q1, x.q2)
+    line *= 1.0 - options.wound_weight * is_wound
     w = options.height_weight
     lw = options.line_weight
     terms = SwingupTerms(
@@ -103,6 +104,7 @@ def swingup_kernel(
         reward_line=line,
     )
     shaped = w * height + (1.0 - w) * upright * still
+    shaped *= 1.0 - options.wound_shaped_weight * is_wound
     reward = ctrl * smooth * ((1.0 - lw) * shaped + lw * line)
     memory = SwingupMemory(was_up=was_up, a1=x.a1, a2=x.a2)
     if options.observe_turns:
@@ -134,7 +136,8 @@ class SwingupTask(Task):
         smooth  = 1 - smooth_weight · |a - a_prev|² / 8    # a_prev: last step's action (0 at first)
         line    = 1 if tip height above the shoulder > line_height · (l1 + l2), else 0,
                   times 1 - wound_weight if the arm is wound (a v3 push would turn it back)
-        shaped  = height_weight · height + (1 - height_weight) · upright · still
+        shaped  = height_weight · height + (1 - height_weight) · upright · still,
+                  times 1 - wound_shaped_weight if the arm is wound
         reward  = ctrl · smooth · ((1 - line_weight) · shaped + line_weight · line)
 
     ``height`` is a smooth guide from anywhere: the geometric mean of the two
@@ -198,6 +201,12 @@ class SwingupTask(Task):
         lies outside the range of v3's push targets, so that a push would turn
         it back through whole turns and hand it back spinning; for training
         agents that come up unwound). 0 (the default): off.
+    wound_shaped_weight : float
+        In ``[0, 1]``: the share of the shaped half (the height guide and the
+        upright, still factor) withheld while the arm is wound, so that an arm
+        spinning a joint through whole turns is not paid for passing the
+        upright (with ``wound_weight`` 1 as well, a wound arm earns nothing).
+        0 (the default): off.
     init_angle_noise, init_speed_noise : float
         Half-widths of the uniform perturbation of the hanging start [rad], [rad/s].
     explore_fraction : float
@@ -281,6 +290,7 @@ class SwingupTask(Task):
     line_weight: float = 0.0
     line_height: float = 0.9
     wound_weight: float = 0.0
+    wound_shaped_weight: float = 0.0
     init_angle_noise: float = 0.05
     init_speed_noise: float = 0.05
     explore_fraction: float = 0.0
@@ -304,6 +314,7 @@ class SwingupTask(Task):
                 "speed_weight",
                 "line_weight",
                 "wound_weight",
+                "wound_shaped_weight",
                 "explore_fraction",
                 "catch_fraction",
                 "push_fraction",

@@ -69,7 +69,8 @@ class SwingupTwin(TaskTwin):
         smooth = control_factor(x.a1 - memory.a1, x.a2 - memory.a2, 0.25 * options.smooth_weight)
         _, tip_height = tip_from_trig(arm, x.c1, x.s1, x.c12, x.s12)
         line = (tip_height > options.line_height * (arm.l1 + arm.l2)).astype(height.dtype)
-        line = line * (1.0 - options.wound_weight * wound(x.q1, x.q2))
+        is_wound = wound(x.q1, x.q2)
+        line = line * (1.0 - options.wound_weight * is_wound)
         w = options.height_weight
         lw = options.line_weight
         terms = named(
@@ -82,6 +83,7 @@ class SwingupTwin(TaskTwin):
             reward_line=line,
         )
         shaped = w * height + (1.0 - w) * upright * still
+        shaped = shaped * (1.0 - options.wound_shaped_weight * is_wound)
         reward = ctrl * smooth * ((1.0 - lw) * shaped + lw * line)
         memory = named(SwingupMemory, was_up=was_up, a1=x.a1, a2=x.a2)
         if self.task.extras_size:  # observe_turns (static: the task object's)
