@@ -1268,7 +1268,7 @@ def _resumed_continuation(
         robot,
         f"# after {after} commands:\n{resume}\n"
         + _board_lines(folder, robot, runs, label, v3=True)
-        + f"\ntwolink realaigym v3 {' '.join(f'runs/{config}_s{n}/best' for n in range(3))}"
+        + f"\ntwolink realaigym v3 {' '.join(f'{run}/best' for run in runs.split())}"
         f" --robot {robot} --out runs/{label}_best_v3",
     )
 
